@@ -1,0 +1,76 @@
+//! The four routes on actix-web 4.
+//!
+//! - Reactor: `--threads` workers (`HttpServer::workers`), each its own single-threaded tokio
+//!   runtime on a thread named `actix-rt|system:0|arbiter:N`. A separate accept thread hands
+//!   each new connection to one worker, round-robin; a connection never moves, nothing is
+//!   stolen. So a worker blocked in `/bad` stalls every connection it holds.
+//! - Offload: `actix_web::web::block`, which is tokio's `spawn_blocking` on that worker's
+//!   runtime: a pool per worker of `worker_max_blocking_threads` = max(512 / cores, 1)
+//!   threads, 256 on this 2-core machine.
+
+use actix_web::{App, HttpServer, web};
+use demo_contract::for_actix::{self, get, unmatched};
+use demo_contract::for_tokio::Shutdown;
+use demo_contract::{Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Stack, Work};
+
+static STACK: Stack = Stack {
+    server: "demo-actix",
+    about: "actix-web 4: the four demo routes",
+    offload: "actix_web::web::block",
+    timer: "actix_web::rt::time::sleep",
+};
+
+/// Answers at once, if this connection's worker is free to poll it.
+async fn ping(demo: web::Data<Demo>) -> Pong {
+    demo.pong()
+}
+
+/// Blocks the reactor: the worker sleeps, and every connection it holds waits.
+async fn bad(Sleep(ms): Sleep) -> Work {
+    let work = STACK.work_here(Route::Bad, ms);
+    std::thread::sleep(ms);
+    work
+}
+
+/// Frees the reactor: the sleep runs on the worker's blocking pool while this task waits.
+async fn ok_blocking(Sleep(ms): Sleep) -> Work {
+    web::block(move || {
+        let work = STACK.work_here(Route::OkBlocking, ms);
+        std::thread::sleep(ms);
+        work
+    })
+    .await
+    .expect("the sleep does not panic")
+}
+
+/// Frees the reactor: the task yields to the timer, and the worker polls others meanwhile.
+async fn ok_await(Sleep(ms): Sleep) -> Work {
+    let work = STACK.work_here(Route::OkAwait, ms);
+    actix_web::rt::time::sleep(ms).await;
+    work
+}
+
+fn main() -> std::io::Result<()> {
+    let args = STACK.args();
+    let demo = Demo::new(&STACK, "actix-rt (tokio current_thread per worker)", &args);
+    actix_web::rt::System::new().block_on(async {
+        let server = HttpServer::new(move || {
+            App::new()
+                .app_data(web::Data::new(demo))
+                .service(get(Route::Ping, ping))
+                .service(get(Route::Bad, bad))
+                .service(get(Route::OkBlocking, ok_blocking))
+                .service(get(Route::OkAwait, ok_await))
+                .default_service(web::to(unmatched))
+        })
+        .workers(args.threads)
+        // We handle SIGINT/SIGTERM ourselves, installed before the readiness line, and bound
+        // the graceful stop as every server here does (actix-web's own default is 30 s).
+        .disable_signals()
+        .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
+        .bind(args.addr())?;
+        let stop = Shutdown::on_signal()?;
+        demo.announce(server.addrs()[0]);
+        for_actix::run(stop, server.run()).await
+    })
+}

@@ -1,0 +1,127 @@
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use clap::builder::RangedU64ValueParser;
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+use crate::{MAX_SLEEP_MS, Stack};
+
+/// The command line every server takes (CONTRACT).
+#[derive(Debug, Clone, PartialEq, Eq, Parser)]
+#[command(
+    after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await; \
+                  work routes take ?ms=0..10000.\n\
+                  Prints `listening on http://HOST:PORT` on stdout once it accepts connections; \
+                  SIGINT or SIGTERM stop it gracefully."
+)]
+pub struct Args {
+    /// Address to bind. The default keeps the server on loopback.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub host: IpAddr,
+
+    /// Port to bind; 0 picks any free port (the readiness line says which).
+    #[arg(long, default_value_t = 8765)]
+    pub port: u16,
+
+    /// Threads that poll request futures (like `uvicorn --workers`).
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    pub threads: usize,
+
+    /// Sleep of a work route without `?ms=`, in milliseconds.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=MAX_SLEEP_MS))]
+    pub sleep_ms: u64,
+}
+
+impl Args {
+    /// Parses `std::env::args` under the server's own name, exiting with a usage error (2)
+    /// or the help text as clap does.
+    pub fn parse_for(stack: &'static Stack) -> Args {
+        Args::try_parse_for(stack, std::env::args_os()).unwrap_or_else(|error| error.exit())
+    }
+
+    /// Parses the given arguments (the first is the program name).
+    pub fn try_parse_for<I, T>(stack: &'static Stack, args: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut command = Args::command()
+            .name(stack.server)
+            .bin_name(stack.server)
+            .about(stack.about);
+        let matches = command.try_get_matches_from_mut(args)?;
+        Args::from_arg_matches(&matches).map_err(|error| error.format(&mut command))
+    }
+
+    /// The address to bind.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.host, self.port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static STACK: Stack = Stack {
+        server: "demo-test",
+        about: "a test server",
+        offload: "",
+        timer: "",
+    };
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_for(
+            &STACK,
+            std::iter::once("demo-test").chain(args.iter().copied()),
+        )
+    }
+
+    #[test]
+    fn defaults_match_the_contract() {
+        let args = parse(&[]).unwrap();
+        assert_eq!(args.addr(), "127.0.0.1:8765".parse().unwrap());
+        assert_eq!(args.threads, 1);
+        assert_eq!(args.sleep_ms, 500);
+    }
+
+    #[test]
+    fn every_flag_is_read() {
+        let args = parse(&[
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--threads",
+            "4",
+            "--sleep-ms",
+            "20",
+        ])
+        .unwrap();
+        assert_eq!(args.addr(), "0.0.0.0:0".parse().unwrap());
+        assert_eq!(args.threads, 4);
+        assert_eq!(args.sleep_ms, 20);
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors() {
+        for bad in [
+            &["--threads", "0"][..],
+            &["--threads", "many"],
+            &["--port", "70000"],
+            &["--sleep-ms", "10001"],
+            &["--host", "nowhere"],
+            &["--frobnicate"],
+        ] {
+            let error = parse(bad).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn help_names_the_server() {
+        let help = parse(&["--help"]).unwrap_err().to_string();
+        assert!(help.contains("demo-test"), "{help}");
+        assert!(help.contains("a test server"), "{help}");
+        assert!(help.contains("--sleep-ms"), "{help}");
+    }
+}

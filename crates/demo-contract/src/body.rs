@@ -1,0 +1,112 @@
+use serde::{Deserialize, Serialize};
+
+/// The body of `GET /ping`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pong {
+    pub ok: bool,
+    pub server: String,
+    pub runtime: String,
+    pub reactor_threads: usize,
+}
+
+/// The body of a work route: what slept, for how long, and on which thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Work {
+    /// The canonical path of the route (`/ok-blocking` also when called as `/ok-def`).
+    pub route: String,
+    /// How the route waits, e.g. `tokio::task::spawn_blocking + std::thread::sleep`.
+    pub how: String,
+    pub slept_ms: u64,
+    /// The name of the OS thread where the sleep (or the timer wait) started.
+    pub thread: String,
+    /// Whether that thread polls request futures (see [`crate::reactor`]).
+    pub on_reactor: bool,
+}
+
+/// An error answer: `{"error": "..."}` with a 4xx status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    #[serde(skip)]
+    pub status: u16,
+    pub error: String,
+}
+
+impl ApiError {
+    pub fn bad_request(error: impl Into<String>) -> Self {
+        ApiError {
+            status: 400,
+            error: error.into(),
+        }
+    }
+
+    pub fn not_found(path: &str) -> Self {
+        ApiError {
+            status: 404,
+            error: format!(
+                "no route at {path:?}; try /ping, /bad, /ok-blocking, /ok-def or /ok-await"
+            ),
+        }
+    }
+
+    pub fn method_not_allowed(method: &str, path: &str) -> Self {
+        ApiError {
+            status: 405,
+            error: format!("{path} answers GET only, not {method}"),
+        }
+    }
+
+    /// The answer to a request that matched no route: 405 on a known path, else 404.
+    pub fn unmatched(method: &str, path: &str) -> Self {
+        if crate::Route::from_path(path).is_some() {
+            ApiError::method_not_allowed(method, path)
+        } else {
+            ApiError::not_found(path)
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status, self.error)
+    }
+}
+
+/// Serialises a body to JSON. Our bodies are plain structs of strings and numbers, so this
+/// cannot fail.
+pub(crate) fn to_json(body: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec(body).expect("demo bodies always serialise")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_serialise_as_error_only() {
+        let json = String::from_utf8(to_json(&ApiError::bad_request("nope"))).unwrap();
+        assert_eq!(json, r#"{"error":"nope"}"#);
+    }
+
+    #[test]
+    fn unmatched_tells_405_from_404() {
+        assert_eq!(ApiError::unmatched("POST", "/ok-def").status, 405);
+        assert_eq!(ApiError::unmatched("GET", "/nope").status, 404);
+    }
+
+    #[test]
+    fn work_round_trips_with_the_contract_field_names() {
+        let work = Work {
+            route: "/bad".into(),
+            how: "async fn + std::thread::sleep".into(),
+            slept_ms: 500,
+            thread: "main".into(),
+            on_reactor: true,
+        };
+        let json = String::from_utf8(to_json(&work)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"route":"/bad","how":"async fn + std::thread::sleep","slept_ms":500,"thread":"main","on_reactor":true}"#
+        );
+        assert_eq!(serde_json::from_str::<Work>(&json).unwrap(), work);
+    }
+}

@@ -1,0 +1,146 @@
+//! One hyper 1 service adapter for the three hyper servers: routing, validation, JSON bodies,
+//! the accept loop and the graceful stop. Each server brings its four handlers (as
+//! [`Handlers`]), its listener, its way to spawn a task and its timer.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_lite::{Stream, StreamExt as _, future};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::rt::{Read, Timer, Write};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode, header};
+use hyper_util::server::graceful::GracefulShutdown;
+
+use crate::body::to_json;
+use crate::{ApiError, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Work};
+
+/// The four handlers of one hyper server. The adapter has already checked the method, the
+/// path and `?ms=`, on the reactor thread that polls the request.
+pub trait Handlers: Send + Sync + 'static {
+    fn ping(&self, demo: &Demo) -> impl Future<Output = Pong> + Send;
+    fn bad(&self, sleep: Duration) -> impl Future<Output = Work> + Send;
+    fn ok_blocking(&self, sleep: Duration) -> impl Future<Output = Work> + Send;
+    fn ok_await(&self, sleep: Duration) -> impl Future<Output = Work> + Send;
+}
+
+/// A spawned connection task.
+pub type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Answers one request.
+pub async fn respond<H: Handlers, B>(
+    handlers: &H,
+    demo: &Demo,
+    req: &Request<B>,
+) -> Response<Full<Bytes>> {
+    let path = req.uri().path();
+    let Some(route) = Route::from_path(path) else {
+        return json(&ApiError::not_found(path), 404);
+    };
+    if req.method() != Method::GET {
+        return json(
+            &ApiError::method_not_allowed(req.method().as_str(), path),
+            405,
+        );
+    }
+    if route == Route::Ping {
+        return json(&handlers.ping(demo).await, 200);
+    }
+    let ms = match demo.sleep_for(req.uri().query()) {
+        Ok(Sleep(ms)) => ms,
+        Err(error) => return json(&error, error.status),
+    };
+    let work = match route {
+        Route::Bad => handlers.bad(ms).await,
+        Route::OkBlocking => handlers.ok_blocking(ms).await,
+        Route::OkAwait | Route::Ping => handlers.ok_await(ms).await,
+    };
+    json(&work, 200)
+}
+
+fn json(body: &impl serde::Serialize, status: u16) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(to_json(body))));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Accepts connections from `incoming` and serves each, as its own task, over HTTP/1.1 with
+/// hyper's defaults (keep-alive on), until `shutdown` completes; then stops accepting and
+/// waits up to [`SHUTDOWN_GRACE`] for the connections in flight.
+///
+/// An accept error (such as EMFILE when out of file descriptors) is logged and the loop goes
+/// on after a short pause: a server must not die because one connection could not be taken.
+pub async fn serve<H, I, T>(
+    handlers: H,
+    demo: Demo,
+    incoming: impl Stream<Item = io::Result<I>>,
+    spawn: impl Fn(Task),
+    timer: T,
+    shutdown: impl Future<Output = ()>,
+) where
+    H: Handlers,
+    I: Read + Write + Unpin + Send + 'static,
+    T: Timer + Clone + Send + Sync + 'static,
+{
+    enum Event<I> {
+        Connection(Option<io::Result<I>>),
+        Shutdown,
+    }
+
+    let handlers = Arc::new(handlers);
+    let graceful = GracefulShutdown::new();
+    let mut incoming = pin!(incoming);
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let next = async { Event::Connection(incoming.next().await) };
+        let stop = async {
+            (&mut shutdown).await;
+            Event::Shutdown
+        };
+        let io = match future::or(stop, next).await {
+            Event::Connection(Some(Ok(io))) => io,
+            Event::Connection(Some(Err(error))) => {
+                eprintln!("{}: accept failed ({error}); going on", demo.stack.server);
+                timer.sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+            Event::Connection(None) | Event::Shutdown => break,
+        };
+        let handlers = handlers.clone();
+        let service = service_fn(move |req: Request<Incoming>| {
+            let handlers = handlers.clone();
+            async move { Ok::<_, Infallible>(respond(&*handlers, &demo, &req).await) }
+        });
+        let connection = http1::Builder::new()
+            .timer(timer.clone())
+            .serve_connection(io, service);
+        let connection = graceful.watch(connection);
+        spawn(Box::pin(async move {
+            // A client that goes away mid-request is its own business, not the server's.
+            let _ = connection.await;
+        }));
+    }
+    let drained = async {
+        graceful.shutdown().await;
+        true
+    };
+    let grace_over = async {
+        timer.sleep(SHUTDOWN_GRACE).await;
+        false
+    };
+    if !future::or(drained, grace_over).await {
+        eprintln!("grace period over: exiting with requests still in flight");
+    }
+}

@@ -1,0 +1,75 @@
+//! tokio glue, shared by `demo-axum`, `demo-actix` (actix-rt is tokio) and `demo-hyper-tokio`.
+
+use std::future::{Future, IntoFuture};
+use std::io;
+
+use tokio::runtime::{Builder, Runtime};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
+
+use crate::SHUTDOWN_GRACE;
+
+/// The tokio runtime for `threads` reactor threads, and its label for `/ping`: the caller's
+/// thread alone (`current_thread`, like one uvicorn worker) for one, `multi_thread` with that
+/// many work-stealing workers above.
+pub fn runtime(threads: usize) -> io::Result<(Runtime, &'static str)> {
+    if threads == 1 {
+        Ok((
+            Builder::new_current_thread().enable_all().build()?,
+            "tokio current_thread",
+        ))
+    } else {
+        let runtime = Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()?;
+        Ok((runtime, "tokio multi_thread"))
+    }
+}
+
+/// SIGINT or SIGTERM, once either arrives.
+#[derive(Debug, Clone)]
+pub struct Shutdown {
+    requested: watch::Receiver<bool>,
+}
+
+impl Shutdown {
+    /// Installs the handlers at once, so call it before announcing readiness: a signal sent
+    /// right after the readiness line is then a graceful stop, never the default kill.
+    /// Needs a running tokio runtime.
+    pub fn on_signal() -> io::Result<Shutdown> {
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        let (tell, requested) = watch::channel(false);
+        tokio::spawn(async move {
+            futures_lite::future::or(interrupt.recv(), terminate.recv()).await;
+            eprintln!("signal received: no new connections, finishing requests in flight");
+            tell.send_replace(true);
+        });
+        Ok(Shutdown { requested })
+    }
+
+    /// Completes once a stop was requested.
+    pub fn requested(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut requested = self.requested.clone();
+        async move {
+            // An error means the signal task is gone, i.e. the runtime is shutting down.
+            let _ = requested.wait_for(|&stop| stop).await;
+        }
+    }
+
+    /// Runs `server` to its end, or gives up on it [`SHUTDOWN_GRACE`] after a stop was
+    /// requested: a graceful shutdown must not wait for ever on a slow client.
+    pub async fn bounded<F>(&self, server: F) -> io::Result<()>
+    where
+        F: IntoFuture<Output = io::Result<()>>,
+    {
+        let grace_over = async {
+            self.requested().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+            eprintln!("grace period over: exiting with requests still in flight");
+            Ok(())
+        };
+        futures_lite::future::or(server.into_future(), grace_over).await
+    }
+}

@@ -1,0 +1,238 @@
+//! What every demo server shares, so that each server's `main.rs` holds only its lesson: the four
+//! handlers on its own stack.
+//!
+//! The contract (DESIGN.md §2) in one place:
+//! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`) and `/ok-await`;
+//! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, parsed by clap;
+//! - [`Pong`], [`Work`] and [`ApiError`]: the JSON bodies;
+//! - [`parse_sleep`]: the `?ms=` rule, 0..=10000, anything else a 400;
+//! - [`Demo::announce`]: the readiness line `listening on http://127.0.0.1:PORT`;
+//! - [`reactor`]: marking the threads that poll request futures, so that `on_reactor` is a fact
+//!   about the thread the sleep ran on, not a guess from the route's name.
+//!
+//! The `for_*` modules, each behind the feature of the same name, glue these to one stack.
+
+mod args;
+mod body;
+pub mod reactor;
+mod route;
+mod sleep;
+
+pub use args::Args;
+pub use body::{ApiError, Pong, Work};
+pub use route::Route;
+pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};
+
+#[cfg(feature = "actix")]
+pub mod for_actix;
+#[cfg(feature = "async-io")]
+pub mod for_async_io;
+#[cfg(feature = "axum")]
+pub mod for_axum;
+#[cfg(feature = "hyper")]
+pub mod for_hyper;
+#[cfg(feature = "tokio")]
+pub mod for_tokio;
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How long a server waits, after SIGINT or SIGTERM, for requests in flight before it exits.
+/// One maximal `?ms=` sleep fits in it.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The facts about one server that do not change while it runs: a `const` at the top of each
+/// server's `main.rs`.
+#[derive(Debug)]
+pub struct Stack {
+    /// The binary's name, reported by `/ping`.
+    pub server: &'static str,
+    /// One line for `--help`.
+    pub about: &'static str,
+    /// The call that moves a blocking closure to the runtime's blocking pool.
+    pub offload: &'static str,
+    /// The runtime's async timer.
+    pub timer: &'static str,
+}
+
+impl Stack {
+    /// Parses the command line, with `--help` and errors under this server's name.
+    pub fn args(&'static self) -> Args {
+        Args::parse_for(self)
+    }
+
+    /// The body of a work route, reporting the thread this is called on: call it where the
+    /// sleep (or the timer wait) starts.
+    pub fn work_here(&self, route: Route, slept: Duration) -> Work {
+        let how = match route {
+            Route::Ping => "returns at once".to_owned(),
+            Route::Bad => "async fn + std::thread::sleep".to_owned(),
+            Route::OkBlocking => format!("{} + std::thread::sleep", self.offload),
+            Route::OkAwait => format!("{}(..).await", self.timer),
+        };
+        let thread = std::thread::current();
+        Work {
+            route: route.path().to_owned(),
+            how,
+            slept_ms: u64::try_from(slept.as_millis()).unwrap_or(u64::MAX),
+            thread: thread.name().unwrap_or("<unnamed>").to_owned(),
+            on_reactor: reactor::is_marked(),
+        }
+    }
+}
+
+/// One running server: its [`Stack`] and what its command line chose. Cheap to copy into
+/// every handler.
+#[derive(Debug, Clone, Copy)]
+pub struct Demo {
+    pub stack: &'static Stack,
+    /// The executor as the server set it up, e.g. `tokio current_thread`.
+    pub runtime: &'static str,
+    /// How many threads poll request futures.
+    pub reactor_threads: usize,
+    /// The sleep of a work route without `?ms=`.
+    pub default_sleep: Duration,
+}
+
+impl Demo {
+    pub fn new(stack: &'static Stack, runtime: &'static str, args: &Args) -> Self {
+        Demo {
+            stack,
+            runtime,
+            reactor_threads: args.threads,
+            default_sleep: Duration::from_millis(args.sleep_ms),
+        }
+    }
+
+    /// The body of `/ping`.
+    pub fn pong(&self) -> Pong {
+        Pong {
+            ok: true,
+            server: self.stack.server.to_owned(),
+            runtime: self.runtime.to_owned(),
+            reactor_threads: self.reactor_threads,
+        }
+    }
+
+    /// Validates a work route's query and marks the calling thread as a reactor thread.
+    ///
+    /// Only async handlers call this, and async code runs only on threads that poll request
+    /// futures: so the mark is set exactly on reactor threads, whatever they are named.
+    pub fn sleep_for(&self, query: Option<&str>) -> Result<Sleep, ApiError> {
+        reactor::mark();
+        parse_sleep(query, self.default_sleep).map(Sleep)
+    }
+
+    /// Says where the server listens (on stderr, for the person running it), then prints the
+    /// readiness line on stdout and flushes it: whoever spawned us may now connect.
+    pub fn announce(&self, addr: SocketAddr) {
+        let scope = if addr.ip().is_loopback() {
+            "loopback only; --host to change"
+        } else {
+            "reachable from other hosts"
+        };
+        eprintln!(
+            "{}: bound to {addr} ({scope}); {} with {} reactor thread(s); default sleep {} ms",
+            self.stack.server,
+            self.runtime,
+            self.reactor_threads,
+            self.default_sleep.as_millis(),
+        );
+        let mut out = std::io::stdout().lock();
+        // If stdout is gone, whoever waits for this line is gone too: nothing to report to.
+        let _ = writeln!(out, "{}", readiness_line(addr));
+        let _ = out.flush();
+    }
+}
+
+/// The one line a server prints on stdout once it accepts connections (CONTRACT).
+pub fn readiness_line(addr: SocketAddr) -> String {
+    format!("listening on http://{addr}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static STACK: Stack = Stack {
+        server: "demo-test",
+        about: "test",
+        offload: "pool::offload",
+        timer: "timer::sleep",
+    };
+
+    #[test]
+    fn readiness_line_is_exact() {
+        let addr: SocketAddr = "127.0.0.1:4242".parse().unwrap();
+        assert_eq!(readiness_line(addr), "listening on http://127.0.0.1:4242");
+    }
+
+    #[test]
+    fn work_names_its_route_and_how() {
+        let work = STACK.work_here(Route::OkBlocking, Duration::from_millis(7));
+        assert_eq!(work.route, "/ok-blocking");
+        assert_eq!(work.how, "pool::offload + std::thread::sleep");
+        assert_eq!(work.slept_ms, 7);
+        assert_eq!(
+            STACK.work_here(Route::OkAwait, Duration::ZERO).how,
+            "timer::sleep(..).await"
+        );
+        assert_eq!(
+            STACK.work_here(Route::Bad, Duration::ZERO).how,
+            "async fn + std::thread::sleep"
+        );
+    }
+
+    #[test]
+    fn sleep_for_marks_the_calling_thread_only() {
+        let demo = Demo {
+            stack: &STACK,
+            runtime: "test",
+            reactor_threads: 1,
+            default_sleep: Duration::from_millis(5),
+        };
+        std::thread::spawn(move || {
+            assert!(!STACK.work_here(Route::Bad, Duration::ZERO).on_reactor);
+            let Sleep(ms) = demo.sleep_for(None).unwrap();
+            assert_eq!(ms, Duration::from_millis(5));
+            assert!(STACK.work_here(Route::Bad, ms).on_reactor);
+            // A thread the "handler" hands work to carries no mark.
+            let pool = std::thread::spawn(|| STACK.work_here(Route::OkBlocking, Duration::ZERO));
+            assert!(!pool.join().unwrap().on_reactor);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn sleep_for_marks_even_when_the_query_is_bad() {
+        let demo = Demo {
+            stack: &STACK,
+            runtime: "test",
+            reactor_threads: 1,
+            default_sleep: Duration::ZERO,
+        };
+        std::thread::spawn(move || {
+            assert_eq!(demo.sleep_for(Some("ms=x")).unwrap_err().status, 400);
+            assert!(reactor::is_marked());
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn pong_reports_the_setup() {
+        let demo = Demo {
+            stack: &STACK,
+            runtime: "rt",
+            reactor_threads: 3,
+            default_sleep: Duration::ZERO,
+        };
+        let json = serde_json::to_string(&demo.pong()).unwrap();
+        assert_eq!(
+            json,
+            r#"{"ok":true,"server":"demo-test","runtime":"rt","reactor_threads":3}"#
+        );
+    }
+}

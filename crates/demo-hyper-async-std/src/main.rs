@@ -1,0 +1,82 @@
+//! The four routes on hyper 1 and async-std 1.
+//!
+//! async-std is discontinued upstream, which recommends smol; it stays here because much
+//! code still runs on it, and it shows a third executor design.
+//!
+//! - Reactor: the global executor (async-global-executor) on `--threads` threads named
+//!   `async-std/runtime`, set through `ASYNC_STD_THREAD_COUNT`, which async-std reads once at
+//!   first use. epoll itself runs in async-io, on its own `async-io` thread (or inside a
+//!   `block_on`): wake-ups still arrive while `/bad` sleeps, but no executor thread is free to
+//!   poll the woken tasks.
+//! - Offload: `async_std::task::spawn_blocking`, the `blocking` crate's pool: up to 500
+//!   threads (`BLOCKING_MAX_THREADS`).
+
+use std::time::Duration;
+
+use async_std::net::TcpListener;
+use async_std::task;
+use demo_contract::for_hyper::{self, Handlers};
+use demo_contract::{Demo, Pong, Route, Stack, Work, for_async_io};
+use futures_lite::StreamExt as _;
+use smol_hyper::rt::{FuturesIo, SmolTimer};
+
+static STACK: Stack = Stack {
+    server: "demo-hyper-async-std",
+    about: "hyper 1 on async-std 1 (discontinued upstream): the four demo routes",
+    offload: "async_std::task::spawn_blocking",
+    timer: "async_std::task::sleep",
+};
+
+struct HyperAsyncStd;
+
+impl Handlers for HyperAsyncStd {
+    /// Answers at once, if an executor thread is free to poll it.
+    async fn ping(&self, demo: &Demo) -> Pong {
+        demo.pong()
+    }
+
+    /// Blocks the reactor: the executor thread that should poll other requests sleeps instead.
+    async fn bad(&self, ms: Duration) -> Work {
+        let work = STACK.work_here(Route::Bad, ms);
+        std::thread::sleep(ms);
+        work
+    }
+
+    /// Frees the reactor: the sleep runs on a `blocking` pool thread while this task waits.
+    async fn ok_blocking(&self, ms: Duration) -> Work {
+        task::spawn_blocking(move || {
+            let work = STACK.work_here(Route::OkBlocking, ms);
+            std::thread::sleep(ms);
+            work
+        })
+        .await
+    }
+
+    /// Frees the reactor: the task yields to the timer, and the thread polls others meanwhile.
+    async fn ok_await(&self, ms: Duration) -> Work {
+        let work = STACK.work_here(Route::OkAwait, ms);
+        task::sleep(ms).await;
+        work
+    }
+}
+
+#[allow(unsafe_code)]
+fn main() -> std::io::Result<()> {
+    let args = STACK.args();
+    // SAFETY: no other thread exists yet, so nothing can read the environment while we
+    // write it; async-std reads this variable when its executor starts, below.
+    unsafe { std::env::set_var("ASYNC_STD_THREAD_COUNT", args.threads.to_string()) };
+    let demo = Demo::new(&STACK, "async-std global executor", &args);
+
+    // `block_on` would poll its future on this thread, outside the executor: spawn the server
+    // so that accepting and serving both run on the executor's threads.
+    task::block_on(task::spawn(async move {
+        let listener = TcpListener::bind(args.addr()).await?;
+        let stop = for_async_io::shutdown_signal()?;
+        demo.announce(listener.local_addr()?);
+        let incoming = listener.incoming().map(|stream| stream.map(FuturesIo::new));
+        let spawn = |task| drop(task::spawn(task));
+        for_hyper::serve(HyperAsyncStd, demo, incoming, spawn, SmolTimer::new(), stop).await;
+        Ok(())
+    }))
+}

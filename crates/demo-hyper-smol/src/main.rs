@@ -1,0 +1,81 @@
+//! The four routes on hyper 1 and smol 2.
+//!
+//! - Reactor: our own `smol::Executor`, run on `--threads` threads named `smol-executor-N`
+//!   (idle threads steal from busy ones). epoll itself runs in async-io, on its own
+//!   `async-io` thread (or inside a `block_on`): wake-ups still arrive while `/bad` sleeps, but
+//!   no executor thread is free to poll the woken tasks.
+//! - Offload: `smol::unblock`, the `blocking` crate's pool: up to 500 threads
+//!   (`BLOCKING_MAX_THREADS`).
+
+use std::time::Duration;
+
+use demo_contract::for_hyper::{self, Handlers};
+use demo_contract::{Demo, Pong, Route, Stack, Work, for_async_io};
+use smol::net::TcpListener;
+use smol::stream::StreamExt as _;
+use smol::{Executor, Timer, future};
+use smol_hyper::rt::{FuturesIo, SmolTimer};
+
+static STACK: Stack = Stack {
+    server: "demo-hyper-smol",
+    about: "hyper 1 on smol 2: the four demo routes",
+    offload: "smol::unblock",
+    timer: "smol::Timer::after",
+};
+
+/// The executor every request future is polled on.
+static EXECUTOR: Executor<'static> = Executor::new();
+
+struct HyperSmol;
+
+impl Handlers for HyperSmol {
+    /// Answers at once, if an executor thread is free to poll it.
+    async fn ping(&self, demo: &Demo) -> Pong {
+        demo.pong()
+    }
+
+    /// Blocks the reactor: the executor thread that should poll other requests sleeps instead.
+    async fn bad(&self, ms: Duration) -> Work {
+        let work = STACK.work_here(Route::Bad, ms);
+        std::thread::sleep(ms);
+        work
+    }
+
+    /// Frees the reactor: the sleep runs on a `blocking` pool thread while this task waits.
+    async fn ok_blocking(&self, ms: Duration) -> Work {
+        smol::unblock(move || {
+            let work = STACK.work_here(Route::OkBlocking, ms);
+            std::thread::sleep(ms);
+            work
+        })
+        .await
+    }
+
+    /// Frees the reactor: the task yields to the timer, and the thread polls others meanwhile.
+    async fn ok_await(&self, ms: Duration) -> Work {
+        let work = STACK.work_here(Route::OkAwait, ms);
+        Timer::after(ms).await;
+        work
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let args = STACK.args();
+    let demo = Demo::new(&STACK, "smol Executor", &args);
+    for n in 0..args.threads {
+        std::thread::Builder::new()
+            .name(format!("smol-executor-{n}"))
+            .spawn(|| smol::block_on(EXECUTOR.run(future::pending::<()>())))?;
+    }
+
+    // This thread only waits: accepting and serving both run on the executor's threads.
+    smol::block_on(EXECUTOR.spawn(async move {
+        let listener = TcpListener::bind(args.addr()).await?;
+        let stop = for_async_io::shutdown_signal()?;
+        demo.announce(listener.local_addr()?);
+        let incoming = listener.incoming().map(|stream| stream.map(FuturesIo::new));
+        let spawn = |task| EXECUTOR.spawn(task).detach();
+        for_hyper::serve(HyperSmol, demo, incoming, spawn, SmolTimer::new(), stop).await;
+        Ok(())
+    }))
+}

@@ -1,0 +1,83 @@
+//! The four routes on hyper 1, directly on tokio, without a framework.
+//!
+//! - Reactor: with `--threads 1`, a tokio `current_thread` runtime: the `main` thread accepts,
+//!   polls every connection and drives epoll and the timers. With `--threads N`, a
+//!   `multi_thread` runtime with N work-stealing `tokio-rt-worker` threads.
+//! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads
+//!   (`max_blocking_threads`), idle ones kept for 10 s.
+
+use std::time::Duration;
+
+use demo_contract::for_hyper::{self, Handlers};
+use demo_contract::for_tokio::{self, Shutdown};
+use demo_contract::{Demo, Pong, Route, Stack, Work};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+
+static STACK: Stack = Stack {
+    server: "demo-hyper-tokio",
+    about: "hyper 1 directly on tokio: the four demo routes",
+    offload: "tokio::task::spawn_blocking",
+    timer: "tokio::time::sleep",
+};
+
+struct HyperTokio;
+
+impl Handlers for HyperTokio {
+    /// Answers at once, if the reactor thread is free to poll it.
+    async fn ping(&self, demo: &Demo) -> Pong {
+        demo.pong()
+    }
+
+    /// Blocks the reactor: the thread that should poll every other request sleeps instead.
+    async fn bad(&self, ms: Duration) -> Work {
+        let work = STACK.work_here(Route::Bad, ms);
+        std::thread::sleep(ms);
+        work
+    }
+
+    /// Frees the reactor: the sleep runs on a blocking-pool thread while this task waits.
+    async fn ok_blocking(&self, ms: Duration) -> Work {
+        tokio::task::spawn_blocking(move || {
+            let work = STACK.work_here(Route::OkBlocking, ms);
+            std::thread::sleep(ms);
+            work
+        })
+        .await
+        .expect("the sleep does not panic")
+    }
+
+    /// Frees the reactor: the task yields to the timer, and the thread polls others meanwhile.
+    async fn ok_await(&self, ms: Duration) -> Work {
+        let work = STACK.work_here(Route::OkAwait, ms);
+        tokio::time::sleep(ms).await;
+        work
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let args = STACK.args();
+    let (runtime, flavour) = for_tokio::runtime(args.threads)?;
+    let demo = Demo::new(&STACK, flavour, &args);
+    runtime.block_on(async {
+        let listener = TcpListener::bind(args.addr()).await?;
+        let stop = Shutdown::on_signal()?;
+        demo.announce(listener.local_addr()?);
+        let incoming = futures_lite::stream::poll_fn(|cx| {
+            listener
+                .poll_accept(cx)
+                .map(|accepted| Some(accepted.map(|(stream, _)| TokioIo::new(stream))))
+        });
+        let spawn = |task| drop(tokio::spawn(task));
+        for_hyper::serve(
+            HyperTokio,
+            demo,
+            incoming,
+            spawn,
+            TokioTimer::new(),
+            stop.requested(),
+        )
+        .await;
+        Ok(())
+    })
+}
