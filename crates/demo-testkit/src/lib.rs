@@ -1,4 +1,326 @@
+//! The contract tests (DESIGN.md §2), run identically against every server binary.
+//!
+//! Each server crate's `tests/contract.rs` is one line, `demo_testkit::contract_tests!("NAME");`,
+//! which expands to one `#[test]` per check below, each starting the real binary on
+//! `--port 0`. Timings assert the shape with generous margins, never a speed: a burst of
+//! `N` sleeps is serialised if it takes at least 0.8 × N × sleep, concurrent if under
+//! 3 × sleep. Every server runs in a [`ServerProcess`], which kills it when dropped, so a
+//! failing check leaves no process behind.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bench_client::burst::{self, Burst};
+use bench_client::http::{Connection, Endpoint, Reply, get_once};
+use bench_client::target::ServerProcess;
+use demo_contract::{Pong, Work};
+use hyper::Method;
+use nix::sys::signal::Signal;
+
+/// Expands to one `#[test]` per contract check, run against the binary `$bin` of this crate.
 #[macro_export]
 macro_rules! contract_tests {
-    ($n:literal) => {};
+    ($bin:literal) => {
+        $crate::contract_tests!(@each env!(concat!("CARGO_BIN_EXE_", $bin)) =>
+            ping_describes_the_server,
+            bad_serialises_on_the_reactor,
+            ok_blocking_is_concurrent_off_the_reactor,
+            ok_await_is_concurrent_on_the_reactor,
+            fastapi_client_paths_work_unchanged,
+            bad_ms_is_a_400_in_json_and_the_server_goes_on,
+            unknown_paths_are_404_and_other_methods_405,
+            threads_flag_sets_the_reactor_threads,
+            sigterm_exits_0_promptly,
+            sigint_exits_0_promptly,
+            sigterm_lets_the_request_in_flight_finish
+        );
+    };
+    (@each $binary:expr => $($check:ident),*) => {
+        $(
+            #[test]
+            fn $check() {
+                $crate::$check($binary);
+            }
+        )*
+    };
+}
+
+/// Work routes sleep this long in the serialised check: short, so that 8 of them stay quick.
+const SHORT_SLEEP: Duration = Duration::from_millis(100);
+/// And this long in the concurrent checks, where the margin against 3 × sleep matters more.
+const CONCURRENT_SLEEP: Duration = Duration::from_millis(200);
+/// Requests per burst.
+const N: usize = 8;
+/// How long any one request of a check may take.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(future)
+}
+
+async fn start(binary: &str, args: &[&str]) -> ServerProcess {
+    let name = Path::new(binary)
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or(binary);
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    ServerProcess::start(name, Path::new(binary), &args)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"))
+}
+
+async fn get(endpoint: &Endpoint, path: &str) -> Reply {
+    get_once(endpoint, path, TIMEOUT)
+        .await
+        .unwrap_or_else(|error| panic!("GET {path}: {error}"))
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{} ms", duration.as_millis())
+}
+
+fn assert_json(reply: &Reply, status: u16, what: &str) {
+    assert_eq!(reply.status, status, "{what}: {:?}", reply.body);
+    assert_eq!(
+        reply.content_type.as_deref(),
+        Some("application/json"),
+        "{what}"
+    );
+}
+
+/// Fires `N` concurrent requests of `path` and, 50 ms in, one `/ping` on a connection of its
+/// own. Returns the burst, its work bodies, and how long the ping took.
+async fn burst_with_ping(endpoint: &Endpoint, path: &str) -> (Burst, Vec<Work>, Duration) {
+    let ping = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let sent = Instant::now();
+        let reply = get(endpoint, "/ping").await;
+        assert_eq!(reply.status, 200, "/ping during {path}");
+        sent.elapsed()
+    };
+    let (burst, ping) = tokio::join!(burst::fire(endpoint, path, N, TIMEOUT), ping);
+    assert_eq!(burst.ok(), N, "{path}: {:?}", burst.errors());
+    let work = burst.work();
+    assert_eq!(work.len(), N, "{path}: every answer is a work body");
+    (burst, work, ping)
+}
+
+/// The distinct thread names in `work`.
+fn threads(work: &[Work]) -> Vec<&str> {
+    let mut names: Vec<&str> = work.iter().map(|work| work.thread.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+pub fn ping_describes_the_server(binary: &str) {
+    block_on(async {
+        let server = start(binary, &[]).await;
+        let reply = get(server.endpoint(), "/ping").await;
+        assert_json(&reply, 200, "/ping");
+        let pong: Pong = reply.json().expect("a /ping body");
+        assert!(pong.ok);
+        assert_eq!(pong.server, server.name());
+        assert_eq!(pong.reactor_threads, 1);
+        assert!(!pong.runtime.is_empty());
+    });
+}
+
+pub fn bad_serialises_on_the_reactor(binary: &str) {
+    block_on(async {
+        let sleep = SHORT_SLEEP;
+        let server = start(binary, &["--sleep-ms", &sleep.as_millis().to_string()]).await;
+        let (burst, work, ping) = burst_with_ping(server.endpoint(), "/bad").await;
+        let floor = sleep.mul_f64(0.8 * N as f64);
+        assert!(
+            burst.wall >= floor,
+            "/bad took {}, less than 0.8 × {N} × sleep",
+            ms(burst.wall)
+        );
+        assert!(
+            work.iter().all(|work| work.on_reactor),
+            "/bad slept off the reactor: {work:?}"
+        );
+        assert_eq!(
+            threads(&work).len(),
+            1,
+            "/bad ran on more than one thread: {work:?}"
+        );
+        assert!(
+            work.iter()
+                .all(|work| work.slept_ms == sleep.as_millis() as u64)
+        );
+        // Sent into the middle of a sleep, the ping waits at least for the rest of it.
+        assert!(
+            ping >= sleep / 2,
+            "/ping during /bad took only {}",
+            ms(ping)
+        );
+    });
+}
+
+pub fn ok_blocking_is_concurrent_off_the_reactor(binary: &str) {
+    block_on(async {
+        let sleep = CONCURRENT_SLEEP;
+        let server = start(binary, &["--sleep-ms", &sleep.as_millis().to_string()]).await;
+        let (burst, work, ping) = burst_with_ping(server.endpoint(), "/ok-blocking").await;
+        assert!(
+            burst.wall < sleep * 3,
+            "/ok-blocking took {}, not under 3 × sleep",
+            ms(burst.wall)
+        );
+        assert!(
+            work.iter().all(|work| !work.on_reactor),
+            "/ok-blocking slept on the reactor: {work:?}"
+        );
+        assert!(
+            ping < sleep / 2,
+            "/ping during /ok-blocking took {}",
+            ms(ping)
+        );
+    });
+}
+
+pub fn ok_await_is_concurrent_on_the_reactor(binary: &str) {
+    block_on(async {
+        let sleep = CONCURRENT_SLEEP;
+        let server = start(binary, &["--sleep-ms", &sleep.as_millis().to_string()]).await;
+        let (burst, work, ping) = burst_with_ping(server.endpoint(), "/ok-await").await;
+        assert!(
+            burst.wall < sleep * 3,
+            "/ok-await took {}, not under 3 × sleep",
+            ms(burst.wall)
+        );
+        // The timer wait starts on the reactor thread, and with one reactor thread, all on one.
+        assert!(work.iter().all(|work| work.on_reactor), "{work:?}");
+        assert_eq!(threads(&work).len(), 1, "{work:?}");
+        assert!(ping < sleep / 2, "/ping during /ok-await took {}", ms(ping));
+    });
+}
+
+pub fn fastapi_client_paths_work_unchanged(binary: &str) {
+    block_on(async {
+        let server = start(binary, &["--sleep-ms", "1"]).await;
+        for (path, route) in [
+            ("/bad", "/bad"),
+            ("/ok-def", "/ok-blocking"),
+            ("/ok-await", "/ok-await"),
+        ] {
+            let reply = get(server.endpoint(), path).await;
+            assert_json(&reply, 200, path);
+            let work: Work = reply.json().expect("a work body");
+            assert_eq!((work.route.as_str(), work.slept_ms), (route, 1), "{path}");
+        }
+        let work: Work = get(server.endpoint(), "/ok-def?ms=3")
+            .await
+            .json()
+            .expect("a work body");
+        assert_eq!(work.slept_ms, 3);
+        assert!(!work.on_reactor, "/ok-def is the offload route");
+    });
+}
+
+pub fn bad_ms_is_a_400_in_json_and_the_server_goes_on(binary: &str) {
+    block_on(async {
+        let server = start(binary, &[]).await;
+        for query in ["ms=abc", "ms=-1", "ms=10001", "ms=", "ms=1&ms=2", "ms=1.5"] {
+            for route in ["/bad", "/ok-blocking", "/ok-await"] {
+                let path = format!("{route}?{query}");
+                let reply = get(server.endpoint(), &path).await;
+                assert_json(&reply, 400, &path);
+                let body: serde_json::Value = reply.json().expect("a JSON error");
+                assert!(
+                    body.get("error")
+                        .and_then(|e| e.as_str())
+                        .is_some_and(|e| !e.is_empty()),
+                    "{path}"
+                );
+            }
+        }
+        assert_eq!(get(server.endpoint(), "/bad?ms=0").await.status, 200);
+        assert_eq!(get(server.endpoint(), "/ping").await.status, 200);
+    });
+}
+
+pub fn unknown_paths_are_404_and_other_methods_405(binary: &str) {
+    block_on(async {
+        let server = start(binary, &[]).await;
+        assert_json(&get(server.endpoint(), "/nope").await, 404, "/nope");
+        let mut connection = Connection::open(server.endpoint())
+            .await
+            .expect("a connection");
+        for path in ["/ping", "/bad", "/ok-def"] {
+            let reply = connection
+                .send(Method::POST, path)
+                .await
+                .expect("an answer");
+            assert_json(&reply, 405, &format!("POST {path}"));
+        }
+        assert_eq!(get(server.endpoint(), "/ping").await.status, 200);
+    });
+}
+
+pub fn threads_flag_sets_the_reactor_threads(binary: &str) {
+    block_on(async {
+        let server = start(binary, &["--threads", "2", "--sleep-ms", "200"]).await;
+        let pong: Pong = get(server.endpoint(), "/ping")
+            .await
+            .json()
+            .expect("a /ping body");
+        assert_eq!(pong.reactor_threads, 2);
+        let burst = burst::fire(server.endpoint(), "/ok-await", N, TIMEOUT).await;
+        assert_eq!(burst.ok(), N);
+        assert!(
+            burst.wall < Duration::from_millis(600),
+            "took {}",
+            ms(burst.wall)
+        );
+    });
+}
+
+/// Sends `signal` once the server has served a request, and expects exit 0 within 5 s.
+fn exits_0_promptly_on(binary: &str, signal: Signal) {
+    block_on(async {
+        let mut server = start(binary, &[]).await;
+        assert_eq!(get(server.endpoint(), "/ping").await.status, 200);
+        server.signal(signal).expect("the signal is sent");
+        let sent = Instant::now();
+        let status = tokio::time::timeout(Duration::from_secs(5), server.wait())
+            .await
+            .expect("the server exits within 5 s")
+            .expect("the exit status");
+        assert!(status.success(), "{signal} gave {status}");
+        assert!(sent.elapsed() < Duration::from_secs(5));
+    });
+}
+
+pub fn sigterm_exits_0_promptly(binary: &str) {
+    exits_0_promptly_on(binary, Signal::SIGTERM);
+}
+
+pub fn sigint_exits_0_promptly(binary: &str) {
+    exits_0_promptly_on(binary, Signal::SIGINT);
+}
+
+pub fn sigterm_lets_the_request_in_flight_finish(binary: &str) {
+    block_on(async {
+        let mut server = start(binary, &[]).await;
+        let endpoint = server.endpoint().clone();
+        let in_flight =
+            tokio::spawn(async move { get_once(&endpoint, "/ok-await?ms=400", TIMEOUT).await });
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        server.signal(Signal::SIGTERM).expect("the signal is sent");
+        let reply = in_flight
+            .await
+            .expect("the request task")
+            .expect("an answer after SIGTERM");
+        assert_eq!(reply.status, 200);
+        let status = server.wait().await.expect("the exit status");
+        assert!(status.success(), "{status}");
+    });
 }

@@ -1,0 +1,61 @@
+//! Records, at build time, what the results' environment section reports about the build:
+//! the compiler that built the binaries and the versions of the stacks under test, as
+//! Cargo.lock pins them.
+
+use std::process::Command;
+
+/// The crates whose versions decide what the demo servers do.
+const STACK_CRATES: &[&str] = &[
+    "actix-web",
+    "async-executor",
+    "async-io",
+    "async-std",
+    "axum",
+    "blocking",
+    "hyper",
+    "hyper-util",
+    "smol",
+    "smol-hyper",
+    "tokio",
+];
+
+#[derive(serde::Deserialize)]
+struct Lock {
+    package: Vec<Package>,
+}
+
+#[derive(serde::Deserialize)]
+struct Package {
+    name: String,
+    version: String,
+}
+
+fn main() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=BENCH_RUSTC_VERSION={}", version.trim());
+
+    let lock_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock");
+    println!("cargo:rerun-if-changed={lock_path}");
+    let versions = std::fs::read_to_string(lock_path)
+        .ok()
+        .and_then(|text| toml::from_str::<Lock>(&text).ok())
+        .map(|lock| {
+            let mut found: Vec<String> = lock
+                .package
+                .into_iter()
+                .filter(|package| STACK_CRATES.contains(&package.name.as_str()))
+                .map(|package| format!("{} {}", package.name, package.version))
+                .collect();
+            found.sort();
+            found.dedup();
+            found.join(",")
+        })
+        .unwrap_or_default();
+    println!("cargo:rustc-env=BENCH_CRATE_VERSIONS={versions}");
+}

@@ -1,0 +1,332 @@
+//! The bench protocol (DESIGN.md §3): for each target, for each work route, a pinger on its
+//! own keep-alive connection, a burst of concurrent requests after a short head start, then
+//! the pinger stopped and a pause. Targets run one after another, never side by side: they
+//! would share the machine's cores.
+
+use std::time::Duration;
+
+use demo_contract::{Pong, Route, Work};
+use serde::{Deserialize, Serialize};
+
+use crate::burst::{self, Burst, REQUEST_TIMEOUT};
+use crate::http::{Endpoint, get_once};
+use crate::probe::{PING_TIMEOUT, Pinger};
+use crate::stats::{Ideals, PingStats, Verdict};
+use crate::target::{ServerProcess, Target};
+
+/// The pinger's head start before the burst: it is already waiting on the server when the
+/// burst arrives.
+pub const HEAD_START: Duration = Duration::from_millis(50);
+
+/// The pause between cases, so that one case's connections are closed before the next.
+pub const PAUSE: Duration = Duration::from_millis(300);
+
+/// What to run against each target. The defaults reproduce the original experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The work routes, in order.
+    #[serde(with = "route_paths")]
+    pub routes: Vec<Route>,
+    /// Concurrent requests per burst.
+    pub concurrency: usize,
+    pub sleep_ms: u64,
+    pub ping_every_ms: u64,
+    /// Reactor threads of each spawned server.
+    pub threads: usize,
+}
+
+impl Default for Plan {
+    fn default() -> Plan {
+        Plan {
+            routes: Route::WORK.to_vec(),
+            concurrency: 10,
+            sleep_ms: 500,
+            ping_every_ms: 50,
+            threads: 1,
+        }
+    }
+}
+
+/// One measured case: one target, one route, one burst.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    pub target: String,
+    /// The executor, as the server's `/ping` reported it.
+    pub runtime: Option<String>,
+    pub reactor_threads: usize,
+    pub route: String,
+    pub n: usize,
+    pub sleep_ms: u64,
+    pub wall_ms: f64,
+    /// The wall time in sleeps: 1.0 is the concurrent ideal.
+    pub times_ideal: Option<f64>,
+    pub ok: usize,
+    pub err: usize,
+    /// Why the failed requests failed, with counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorCount>,
+    pub verdict: Verdict,
+    /// The OS thread(s) the sleep started on, as the server reported them.
+    pub sleep_thread: Option<String>,
+    /// Whether that thread polls request futures: `None` if the answers disagree or the
+    /// server does not say.
+    pub on_reactor: Option<bool>,
+    pub ping: PingStats,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    pub reason: String,
+    pub count: usize,
+}
+
+/// A target, or one of its cases, that could not be measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub target: String,
+    pub reactor_threads: usize,
+    /// The case it failed in, if it got that far.
+    pub route: Option<String>,
+    pub reason: String,
+}
+
+/// What happens while a run goes on, for the terminal.
+#[derive(Debug)]
+pub enum Event<'a> {
+    Starting { target: &'a str, threads: usize },
+    Running { target: &'a str, route: Route },
+    Measured(&'a Case),
+    Failed(&'a Failure),
+}
+
+/// Everything measured on one target.
+#[derive(Debug, Default)]
+pub struct TargetRun {
+    pub cases: Vec<Case>,
+    pub failures: Vec<Failure>,
+}
+
+impl TargetRun {
+    fn fail(&mut self, failure: Failure, on: &mut impl FnMut(Event<'_>)) {
+        on(Event::Failed(&failure));
+        self.failures.push(failure);
+    }
+}
+
+/// Runs the plan against one target: starts it (if spawned), warms it up, measures each
+/// route, stops it. Failures are recorded, never raised: the run goes on with the next target.
+pub async fn run_target(target: &Target, plan: &Plan, on: &mut impl FnMut(Event<'_>)) -> TargetRun {
+    let label = target.label();
+    on(Event::Starting {
+        target: label,
+        threads: plan.threads,
+    });
+    let mut run = TargetRun::default();
+    let failed = |route: Option<Route>, reason: String| Failure {
+        target: label.to_owned(),
+        reactor_threads: plan.threads,
+        route: route.map(|route| route.path().to_owned()),
+        reason,
+    };
+
+    let (mut server, endpoint, query) = match target {
+        Target::Spawn { name, binary } => {
+            let args = [
+                "--threads".to_owned(),
+                plan.threads.to_string(),
+                "--sleep-ms".to_owned(),
+                plan.sleep_ms.to_string(),
+            ];
+            match ServerProcess::start(name, binary, &args).await {
+                Ok(server) => {
+                    let endpoint = server.endpoint().clone();
+                    (Some(server), endpoint, String::new())
+                }
+                Err(error) => {
+                    run.fail(failed(None, error.to_string()), on);
+                    return run;
+                }
+            }
+        }
+        Target::External { endpoint, .. } => {
+            (None, endpoint.clone(), format!("?ms={}", plan.sleep_ms))
+        }
+    };
+
+    let pong = match warm_up(&endpoint).await {
+        Ok(pong) => pong,
+        Err(reason) => {
+            run.fail(failed(None, reason), on);
+            stop(server, &mut run, failed, on).await;
+            return run;
+        }
+    };
+    let runtime = pong.as_ref().map(|pong| pong.runtime.clone());
+    let threads = pong
+        .as_ref()
+        .map_or(plan.threads, |pong| pong.reactor_threads);
+
+    for &route in &plan.routes {
+        on(Event::Running {
+            target: label,
+            route,
+        });
+        let mut case = measure(&endpoint, route, &query, plan).await;
+        case.target = label.to_owned();
+        case.runtime = runtime.clone();
+        case.reactor_threads = threads;
+        if let Some(status) = server.as_mut().and_then(ServerProcess::exited) {
+            let stderr = server
+                .as_ref()
+                .map(|server| server.stderr().to_string())
+                .unwrap_or_default();
+            run.fail(
+                failed(
+                    Some(route),
+                    format!("the server died during the case ({status}){stderr}"),
+                ),
+                on,
+            );
+            return run;
+        }
+        on(Event::Measured(&case));
+        run.cases.push(case);
+        tokio::time::sleep(PAUSE).await;
+    }
+    stop(server, &mut run, failed, on).await;
+    run
+}
+
+/// One `GET /ping` before measuring: the first connection and the lazy set-up of each
+/// stack are paid here, not in the first case. Returns the server's self-description if it
+/// gives one (the original FastAPI app does not).
+async fn warm_up(endpoint: &Endpoint) -> Result<Option<Pong>, String> {
+    match get_once(endpoint, "/ping", PING_TIMEOUT).await {
+        Ok(reply) if reply.status == 200 => Ok(reply.json::<Pong>()),
+        Ok(reply) => Err(format!("{endpoint}/ping answered {}", reply.status)),
+        Err(error) => Err(format!("{endpoint}/ping: {error}")),
+    }
+}
+
+/// Stops a spawned server; one that does not exit cleanly is a failure of its own.
+async fn stop(
+    server: Option<ServerProcess>,
+    run: &mut TargetRun,
+    failed: impl Fn(Option<Route>, String) -> Failure,
+    on: &mut impl FnMut(Event<'_>),
+) {
+    let Some(server) = server else { return };
+    let reason = match server.stop().await {
+        Ok(status) if status.success() => return,
+        Ok(status) => format!("did not stop cleanly: {status}"),
+        Err(error) => format!("could not be stopped: {error}"),
+    };
+    run.fail(failed(None, reason), on);
+}
+
+/// One case: pinger, head start, burst, pinger stopped.
+pub async fn measure(endpoint: &Endpoint, route: Route, query: &str, plan: &Plan) -> Case {
+    let pinger = Pinger::start(endpoint.clone(), Duration::from_millis(plan.ping_every_ms));
+    tokio::time::sleep(HEAD_START).await;
+    let path = format!("{}{query}", route.path());
+    let burst = burst::fire(endpoint, &path, plan.concurrency, REQUEST_TIMEOUT).await;
+    let pings = pinger.stop().await;
+    summarise(
+        route,
+        plan,
+        &burst,
+        PingStats::from_samples(pings.samples_ms, pings.errors),
+    )
+}
+
+fn summarise(route: Route, plan: &Plan, burst: &Burst, ping: PingStats) -> Case {
+    let wall_ms = burst.wall.as_secs_f64() * 1000.0;
+    let ideals = Ideals::new(plan.concurrency, plan.sleep_ms, plan.threads);
+    let (sleep_thread, on_reactor) = where_it_ran(&burst.work());
+    Case {
+        target: String::new(),
+        runtime: None,
+        reactor_threads: plan.threads,
+        route: route.path().to_owned(),
+        n: plan.concurrency,
+        sleep_ms: plan.sleep_ms,
+        wall_ms,
+        times_ideal: ideals.times_ideal(wall_ms),
+        ok: burst.ok(),
+        err: burst.err(),
+        errors: burst
+            .errors()
+            .into_iter()
+            .map(|(reason, count)| ErrorCount { reason, count })
+            .collect(),
+        verdict: ideals.verdict(wall_ms),
+        sleep_thread,
+        on_reactor,
+        ping,
+    }
+}
+
+/// The thread names the server reported (distinct, sorted) and whether they all agree on
+/// being a reactor thread.
+pub fn where_it_ran(work: &[Work]) -> (Option<String>, Option<bool>) {
+    let mut names: Vec<&str> = work.iter().map(|work| work.thread.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let thread = (!names.is_empty()).then(|| names.join(", "));
+    let on_reactor = match work.first() {
+        Some(first) if work.iter().all(|w| w.on_reactor == first.on_reactor) => {
+            Some(first.on_reactor)
+        }
+        _ => None,
+    };
+    (thread, on_reactor)
+}
+
+/// Routes as their paths in JSON.
+mod route_paths {
+    use demo_contract::Route;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    pub fn serialize<S: Serializer>(routes: &[Route], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(routes.iter().map(|route| route.path()))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Route>, D::Error> {
+        Vec::<String>::deserialize(deserializer)?
+            .iter()
+            .map(|path| {
+                Route::from_path(path)
+                    .ok_or_else(|| D::Error::custom(format!("unknown route {path}")))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn work(thread: &str, on_reactor: bool) -> Work {
+        Work {
+            route: "/bad".into(),
+            how: String::new(),
+            slept_ms: 1,
+            thread: thread.into(),
+            on_reactor,
+        }
+    }
+
+    #[test]
+    fn where_it_ran_names_each_thread_once() {
+        let (thread, on_reactor) = where_it_ran(&[work("main", true), work("main", true)]);
+        assert_eq!((thread.as_deref(), on_reactor), (Some("main"), Some(true)));
+        let (thread, _) = where_it_ran(&[work("b", false), work("a", false), work("b", false)]);
+        assert_eq!(thread.as_deref(), Some("a, b"));
+    }
+
+    #[test]
+    fn where_it_ran_admits_disagreement_and_silence() {
+        assert_eq!(where_it_ran(&[work("a", true), work("b", false)]).1, None);
+        assert_eq!(where_it_ran(&[]), (None, None));
+    }
+}

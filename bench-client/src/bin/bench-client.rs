@@ -1,0 +1,94 @@
+//! `bench-client`: the full comparison by default; `--help` explains the experiment.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use bench_client::bench::{self, Event, HEAD_START, PAUSE};
+use bench_client::cli::Cli;
+use bench_client::environment::Environment;
+use bench_client::report::{self, Report, Timing};
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let targets = match cli.targets() {
+        Ok(targets) => targets,
+        Err(error) => {
+            eprintln!("bench-client: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    // Two workers: the pinger's answers are read promptly while the burst is in flight.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        tokio::select! {
+            code = run(&cli, &targets) => code,
+            _ = tokio::signal::ctrl_c() => {
+                // Leaving `run` drops every spawned server, which kills it: none is left behind.
+                eprintln!("\nbench-client: interrupted; servers stopped, results/ left as it was");
+                ExitCode::from(130)
+            }
+        }
+    })
+}
+
+async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {
+    let started = Instant::now();
+    let environment = Environment::capture();
+    let plan = cli.plan();
+    let total = targets.len() * plan.routes.len();
+    let mut done = 0;
+    let mut cases = Vec::new();
+    let mut failures = Vec::new();
+    for target in targets {
+        let mut on = |event: Event<'_>| match event {
+            Event::Starting { target, threads } => {
+                println!("\n##### {target} ({threads} reactor thread(s))")
+            }
+            Event::Running { target, route } => {
+                done += 1;
+                eprintln!("[{done}/{total}] {target} {route} ...");
+            }
+            Event::Measured(case) => println!("{}", report::terminal_block(case)),
+            Event::Failed(failure) => eprintln!("FAILED {}: {}", failure.target, failure.reason),
+        };
+        let run = bench::run_target(target, &plan, &mut on).await;
+        cases.extend(run.cases);
+        failures.extend(run.failures);
+    }
+    let bursts_s = cases.iter().map(|case| case.wall_ms / 1000.0).sum();
+    let report = Report {
+        environment,
+        command: std::iter::once("bench-client".to_owned())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+        plan,
+        timing: Timing {
+            total_s: started.elapsed().as_secs_f64(),
+            bursts_s,
+            protocol_waits_s: cases.len() as f64 * (HEAD_START + PAUSE).as_secs_f64(),
+        },
+        cases,
+        failures,
+    };
+    if let Err(error) = report.write(&cli.out) {
+        eprintln!("bench-client: cannot write {}: {error}", cli.out.display());
+        return ExitCode::FAILURE;
+    }
+    eprintln!(
+        "\nwrote {}/RESULTS.md and results.json in {:.1} s ({:.1}% beyond the bursts and fixed waits)",
+        cli.out.display(),
+        report.timing.total_s,
+        report.timing.overhead_percent()
+    );
+    if report.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

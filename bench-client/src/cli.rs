@@ -1,0 +1,197 @@
+//! The command line: what to run, parsed and checked before anything starts.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use clap::builder::RangedU64ValueParser;
+use demo_contract::{MAX_SLEEP_MS, Route};
+
+use crate::bench::Plan;
+use crate::http::Endpoint;
+use crate::target::{self, SERVERS, Target, TargetError};
+
+/// Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one
+/// handler that blocks the reactor stalls every other request.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bench-client",
+    version,
+    long_about = "Reproduces, on five Rust async stacks at once, the FastAPI experiment in which \
+one handler that blocks the reactor stalls every other request.\n\n\
+For each target, and for each work route in turn (/bad: std::thread::sleep on the reactor; \
+/ok-blocking: the same sleep on the blocking pool; /ok-await: the async timer), a pinger sends \
+GET /ping on one keep-alive connection every --ping-every-ms, and after a 50 ms head start \
+--concurrency requests of the route are fired at once, each on its own connection. The burst's \
+wall time says whether the sleeps ran one after another (serialised) or side by side \
+(concurrent); the pinger's latencies say what every other client of that server saw \
+meanwhile.\n\n\
+Without --servers or --url it runs the full comparison of the five demo servers (found beside \
+this binary) and writes RESULTS.md and results.json into --out."
+)]
+pub struct Cli {
+    /// Demo servers to spawn, comma-separated [default: all five, unless --url is given]
+    #[arg(long, value_delimiter = ',', value_parser = server_name)]
+    pub servers: Vec<String>,
+
+    /// An external target, e.g. the original FastAPI app: LABEL=http://HOST:PORT (repeatable).
+    /// It gets the sleep as ?ms=.
+    #[arg(long = "url", value_name = "LABEL=URL", value_parser = labelled_url)]
+    pub urls: Vec<(String, Endpoint)>,
+
+    /// Work routes to run, comma-separated, in order
+    #[arg(long, value_delimiter = ',', value_parser = work_route, default_value = "/bad,/ok-blocking,/ok-await")]
+    pub routes: Vec<Route>,
+
+    /// Concurrent requests per burst
+    #[arg(short = 'n', long, default_value_t = 10, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub concurrency: usize,
+
+    /// Sleep of each work request, in milliseconds
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=MAX_SLEEP_MS))]
+    pub sleep_ms: u64,
+
+    /// Pause of the pinger between an answer and the next ping, in milliseconds
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub ping_every_ms: u64,
+
+    /// Reactor threads of each spawned server
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    pub threads: usize,
+
+    /// Folder for RESULTS.md and results.json
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+}
+
+impl Cli {
+    pub fn plan(&self) -> Plan {
+        Plan {
+            routes: self.routes.clone(),
+            concurrency: self.concurrency,
+            sleep_ms: self.sleep_ms,
+            ping_every_ms: self.ping_every_ms,
+            threads: self.threads,
+        }
+    }
+
+    /// The targets, spawned servers first; a missing binary is an error naming it.
+    pub fn targets(&self) -> Result<Vec<Target>, TargetError> {
+        let servers: Vec<&str> = if self.servers.is_empty() && self.urls.is_empty() {
+            SERVERS.to_vec()
+        } else {
+            self.servers.iter().map(String::as_str).collect()
+        };
+        let mut targets = Vec::new();
+        for name in servers {
+            targets.push(Target::Spawn {
+                name: name.to_owned(),
+                binary: target::locate(name)?,
+            });
+        }
+        for (label, endpoint) in &self.urls {
+            targets.push(Target::External {
+                label: label.clone(),
+                endpoint: endpoint.clone(),
+            });
+        }
+        Ok(targets)
+    }
+}
+
+fn server_name(name: &str) -> Result<String, String> {
+    if SERVERS.contains(&name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "unknown server {name:?}; the servers are {}",
+            SERVERS.join(", ")
+        ))
+    }
+}
+
+fn work_route(path: &str) -> Result<Route, String> {
+    match Route::from_path(path) {
+        Some(Route::Ping) | None => Err(format!(
+            "{path:?} is not a work route; choose from {}",
+            Route::WORK.map(Route::path).join(", ")
+        )),
+        Some(route) => Ok(route),
+    }
+}
+
+fn labelled_url(value: &str) -> Result<(String, Endpoint), String> {
+    let (label, url) = value
+        .split_once('=')
+        .filter(|(label, _)| !label.is_empty())
+        .ok_or_else(|| format!("{value:?} is not LABEL=URL, e.g. fastapi=http://127.0.0.1:8000"))?;
+    Ok((label.to_owned(), Endpoint::parse(url)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("bench-client").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_reproduce_the_original_experiment() {
+        let cli = parse(&[]).unwrap();
+        assert_eq!(cli.plan(), Plan::default());
+        assert!(cli.servers.is_empty() && cli.urls.is_empty());
+        assert_eq!(cli.out, PathBuf::from("results"));
+    }
+
+    #[test]
+    fn subsets_and_urls_are_read() {
+        let cli = parse(&[
+            "--servers",
+            "demo-axum,demo-hyper-smol",
+            "--url",
+            "fastapi=http://127.0.0.1:8000",
+            "--routes",
+            "/bad,/ok-def",
+            "-n",
+            "3",
+            "--sleep-ms",
+            "20",
+            "--ping-every-ms",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(cli.servers, ["demo-axum", "demo-hyper-smol"]);
+        assert_eq!(cli.urls[0].0, "fastapi");
+        assert_eq!(cli.urls[0].1.port, 8000);
+        assert_eq!(cli.routes, [Route::Bad, Route::OkBlocking]);
+        assert_eq!(
+            (cli.concurrency, cli.sleep_ms, cli.ping_every_ms),
+            (3, 20, 5)
+        );
+    }
+
+    #[test]
+    fn bad_flags_are_usage_errors_that_say_what_is_wrong() {
+        for (args, says) in [
+            (&["--concurrency", "0"][..], "0"),
+            (&["--concurrency", "banana"], "banana"),
+            (&["--servers", "demo-rocket"], "demo-axum, demo-actix"),
+            (&["--url", "http://127.0.0.1:1"], "LABEL=URL"),
+            (&["--url", "x=https://example"], "http://"),
+            (&["--routes", "/ping"], "not a work route"),
+            (&["--sleep-ms", "10001"], "10001"),
+        ] {
+            let error = parse(args).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{args:?}");
+            assert!(error.to_string().contains(says), "{args:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_url_alone_spawns_nothing() {
+        let cli = parse(&["--url", "x=http://127.0.0.1:9"]).unwrap();
+        let targets = cli.targets().unwrap();
+        assert_eq!(targets.len(), 1);
+        assert!(matches!(&targets[0], Target::External { label, .. } if label == "x"));
+    }
+}

@@ -1,0 +1,356 @@
+//! Reports: the original bench's block per case on the terminal, and `RESULTS.md` and
+//! `results.json`, written atomically, with the environment beside every figure.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{Case, Failure, Plan};
+use crate::environment::Environment;
+use crate::stats::Verdict;
+
+/// Everything one run produced: what `results.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub environment: Environment,
+    pub plan: Plan,
+    /// The command line that produced this report.
+    pub command: String,
+    pub cases: Vec<Case>,
+    pub failures: Vec<Failure>,
+    pub timing: Timing,
+}
+
+/// Where the run's time went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// From start to the last server stopped.
+    pub total_s: f64,
+    /// The bursts' wall times added up: the sleeps themselves, as each server served them.
+    pub bursts_s: f64,
+    /// The protocol's fixed waits: head start and pause per case.
+    pub protocol_waits_s: f64,
+}
+
+impl Timing {
+    /// The share of the run that is neither a burst nor a fixed wait: starting, warming up
+    /// and stopping servers, and the client's own work.
+    pub fn overhead_percent(&self) -> f64 {
+        let rest = self.total_s - self.bursts_s - self.protocol_waits_s;
+        if self.total_s > 0.0 {
+            100.0 * rest.max(0.0) / self.total_s
+        } else {
+            0.0
+        }
+    }
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |value| format!("{value:.1}"))
+}
+
+/// The original bench's block for one case, plus where the sleep ran and the ping errors.
+pub fn terminal_block(case: &Case) -> String {
+    let mut out = format!(
+        "=== {} ({} concurrent, sleep={}s each) ===\n",
+        case.route,
+        case.n,
+        case.sleep_ms as f64 / 1000.0
+    );
+    let ping = &case.ping;
+    let _ = writeln!(out, "work wall_ms : {:.1}", case.wall_ms);
+    let _ = writeln!(out, "work ok/err  : {}/{}", case.ok, case.err);
+    for error in &case.errors {
+        let _ = writeln!(out, "  {} × {}", error.count, error.reason);
+    }
+    let _ = writeln!(out, "slept on     : {}", where_it_ran(case));
+    let _ = writeln!(out, "ping samples : {}", ping.samples);
+    let _ = writeln!(out, "ping errors  : {}", ping.errors);
+    let _ = writeln!(out, "ping mean_ms : {}", ms(ping.mean_ms));
+    let _ = writeln!(out, "ping p50_ms  : {}", ms(ping.p50_ms));
+    let _ = writeln!(out, "ping p95_ms  : {}", ms(ping.p95_ms));
+    let _ = writeln!(out, "ping max_ms  : {}", ms(ping.max_ms));
+    out
+}
+
+/// "reactor: main", "pool: blocking-1, blocking-2", or what is known.
+fn where_it_ran(case: &Case) -> String {
+    let place = match case.on_reactor {
+        Some(true) => "reactor",
+        Some(false) => "pool",
+        None => "mixed",
+    };
+    match &case.sleep_thread {
+        Some(thread) => format!("{place}: {}", shorten(thread)),
+        None => "not reported".to_owned(),
+    }
+}
+
+/// Many pool threads make a long list; the table needs the gist.
+fn shorten(threads: &str) -> String {
+    let names: Vec<&str> = threads.split(", ").collect();
+    if names.len() <= 2 {
+        threads.to_owned()
+    } else {
+        format!(
+            "{} … {} ({} threads)",
+            names[0],
+            names[names.len() - 1],
+            names.len()
+        )
+    }
+}
+
+impl Report {
+    /// `RESULTS.md`.
+    pub fn to_markdown(&self) -> String {
+        let plan = &self.plan;
+        let mut out = String::from("# Blocking the reactor: results\n\n");
+        let _ = writeln!(
+            out,
+            "Written by `{}`; every figure below comes from that run. Do not edit by hand: \
+             run the command again.\n",
+            self.command
+        );
+        out.push_str("## Environment\n\n");
+        out.push_str(&self.environment.to_markdown());
+        out.push_str("\n## Parameters\n\n");
+        let _ = writeln!(
+            out,
+            "- {} concurrent requests per burst, each sleeping {} ms; routes {}",
+            plan.concurrency,
+            plan.sleep_ms,
+            plan.routes
+                .iter()
+                .map(|route| route.path())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let _ = writeln!(
+            out,
+            "- a closed-loop pinger: `GET /ping` on one keep-alive connection, then {} ms pause, \
+             repeated; started {} ms before the burst",
+            plan.ping_every_ms,
+            crate::bench::HEAD_START.as_millis()
+        );
+        let _ = writeln!(
+            out,
+            "- {} reactor thread(s) per spawned server; targets measured one after another",
+            plan.threads
+        );
+        out.push_str("\n## Comparison\n\n");
+        out.push_str(
+            "| stack | runtime (reactor threads) | route | where the sleep ran | wall ms | × ideal | ok/err \
+             | ping samples | ping p50 | p95 | max | verdict |\n\
+             |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        );
+        for case in &self.cases {
+            let samples = if case.ping.errors == 0 {
+                case.ping.samples.to_string()
+            } else {
+                format!("{} (+{} failed)", case.ping.samples, case.ping.errors)
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} ({}) | {} | {} | {:.1} | {} | {}/{} | {} | {} | {} | {} | {} |",
+                cell(&case.target),
+                cell(case.runtime.as_deref().unwrap_or("?")),
+                case.reactor_threads,
+                case.route,
+                cell(&where_it_ran(case)),
+                case.wall_ms,
+                case.times_ideal
+                    .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}")),
+                case.ok,
+                case.err,
+                samples,
+                ms(case.ping.p50_ms),
+                ms(case.ping.p95_ms),
+                ms(case.ping.max_ms),
+                case.verdict,
+            );
+        }
+        out.push_str(
+            "\n`× ideal` is the wall time in sleeps: 1.00 means every request slept side by side. \
+             The verdict is `serialised` when the wall time is nearer N × sleep / threads than one \
+             sleep (the line is their geometric mean). Ping latencies are in ms; percentiles use \
+             the original bench's nearest-rank rule.\n",
+        );
+        if !self.failures.is_empty() {
+            out.push_str("\n## Failures\n\n");
+            for failure in &self.failures {
+                let _ = writeln!(
+                    out,
+                    "- {} ({} reactor threads){}: {}",
+                    failure.target,
+                    failure.reactor_threads,
+                    failure
+                        .route
+                        .as_deref()
+                        .map(|route| format!(", {route}"))
+                        .unwrap_or_default(),
+                    failure.reason.replace('\n', " "),
+                );
+            }
+        }
+        out.push_str("\n## What is the same across executors, and what differs\n\n");
+        for sentence in self.findings() {
+            let _ = writeln!(out, "- {sentence}");
+        }
+        let timing = &self.timing;
+        let _ = writeln!(
+            out,
+            "\n## Run time\n\n{:.1} s in all: {:.1} s of bursts, {:.1} s of the protocol's fixed \
+             waits, {:.1}% for starting, warming up and stopping servers and the client itself.",
+            timing.total_s,
+            timing.bursts_s,
+            timing.protocol_waits_s,
+            timing.overhead_percent()
+        );
+        out
+    }
+
+    /// Plain sentences derived from this run's figures, one or two per route.
+    pub fn findings(&self) -> Vec<String> {
+        let mut sentences = Vec::new();
+        for route in &self.plan.routes {
+            let cases: Vec<&Case> = self
+                .cases
+                .iter()
+                .filter(|case| case.route == route.path())
+                .collect();
+            if cases.is_empty() {
+                continue;
+            }
+            let serialised: Vec<&str> = names(&cases, |case| case.verdict == Verdict::Serialised);
+            let concurrent: Vec<&str> = names(&cases, |case| case.verdict == Verdict::Concurrent);
+            let verdicts = match (serialised.is_empty(), concurrent.is_empty()) {
+                (false, true) => format!("serialised on all {} stacks", cases.len()),
+                (true, false) => format!("concurrent on all {} stacks", cases.len()),
+                _ => format!(
+                    "serialised on {} but concurrent on {}",
+                    serialised.join(", "),
+                    concurrent.join(", ")
+                ),
+            };
+            let walls: Vec<f64> = cases.iter().map(|case| case.wall_ms).collect();
+            let p50s: Vec<f64> = cases.iter().filter_map(|case| case.ping.p50_ms).collect();
+            let maxes: Vec<f64> = cases.iter().filter_map(|case| case.ping.max_ms).collect();
+            let samples: Vec<f64> = cases.iter().map(|case| case.ping.samples as f64).collect();
+            sentences.push(format!(
+                "`{route}` was {verdicts}: wall {} ms against one sleep of {} ms; the pinger got {} \
+                 samples, p50 {} ms, max {} ms.",
+                range(&walls, 0),
+                self.plan.sleep_ms,
+                range(&samples, 0),
+                range(&p50s, 1),
+                range(&maxes, 1),
+            ));
+            let on_reactor = names(&cases, |case| case.on_reactor == Some(true));
+            let off_reactor = names(&cases, |case| case.on_reactor == Some(false));
+            if !on_reactor.is_empty() && !off_reactor.is_empty() {
+                sentences.push(format!(
+                    "`{route}` slept on a reactor thread on {} and on a pool thread on {}.",
+                    on_reactor.join(", "),
+                    off_reactor.join(", ")
+                ));
+            }
+            let failing: Vec<String> = cases
+                .iter()
+                .filter(|case| case.ping.errors > 0 || case.err > 0)
+                .map(|case| {
+                    let reason = case
+                        .ping
+                        .error_reasons
+                        .first()
+                        .map(String::as_str)
+                        .unwrap_or("");
+                    format!(
+                        "{} ({} failed requests, {} failed pings{})",
+                        case.target,
+                        case.err,
+                        case.ping.errors,
+                        if reason.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {reason}")
+                        }
+                    )
+                })
+                .collect();
+            if !failing.is_empty() {
+                sentences.push(format!(
+                    "During `{route}` some requests failed: {}.",
+                    failing.join("; ")
+                ));
+            }
+        }
+        if !self.failures.is_empty() {
+            sentences.push(format!(
+                "{} target(s) could not be measured in full; see Failures.",
+                self.failures.len()
+            ));
+        }
+        sentences
+    }
+
+    /// `results.json`: every figure and the raw samples.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serialises") + "\n"
+    }
+
+    /// Writes `RESULTS.md` and `results.json` into `dir`, each atomically.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        write_atomically(&dir.join("results.json"), self.to_json().as_bytes())?;
+        write_atomically(&dir.join("RESULTS.md"), self.to_markdown().as_bytes())
+    }
+}
+
+/// Table cells cannot hold a bare `|` (actix-web names its threads `actix-rt|system:0|...`).
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+fn names<'a>(cases: &[&'a Case], keep: impl Fn(&Case) -> bool) -> Vec<&'a str> {
+    cases
+        .iter()
+        .filter(|case| keep(case))
+        .map(|case| case.target.as_str())
+        .collect()
+}
+
+/// "12" or "12–40", with `decimals` places; "-" for nothing.
+fn range(values: &[f64], decimals: usize) -> String {
+    let min = values.iter().copied().reduce(f64::min);
+    let max = values.iter().copied().reduce(f64::max);
+    match (min, max) {
+        (Some(min), Some(max)) if format!("{min:.decimals$}") == format!("{max:.decimals$}") => {
+            format!("{min:.decimals$}")
+        }
+        (Some(min), Some(max)) => format!("{min:.decimals$}–{max:.decimals$}"),
+        _ => "-".to_owned(),
+    }
+}
+
+/// Writes `bytes` to `path` so that a reader (or a killed run) sees either the old file or
+/// the new one, never half of one: a temporary file in the same folder, synced, renamed.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("out");
+    let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let written = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}

@@ -1,0 +1,179 @@
+//! Statistics: the original bench's percentiles, so that numbers compare, and the verdict.
+
+use serde::{Deserialize, Serialize};
+
+/// The original bench's nearest-rank percentile: `sorted[min(n-1, max(0, round(p/100*(n-1))))]`,
+/// with Python's `round` (half to even). `None` for no samples.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let rank = (p / 100.0 * last as f64).round_ties_even().max(0.0) as usize;
+    Some(sorted[rank.min(last)])
+}
+
+/// What the pinger saw during one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PingStats {
+    pub samples: usize,
+    pub errors: usize,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// Every latency, in the order sent.
+    pub raw_ms: Vec<f64>,
+    /// Why the failed pings failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_reasons: Vec<String>,
+}
+
+impl PingStats {
+    pub fn from_samples(raw_ms: Vec<f64>, error_reasons: Vec<String>) -> PingStats {
+        let mut sorted = raw_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mean_ms =
+            (!sorted.is_empty()).then(|| sorted.iter().sum::<f64>() / sorted.len() as f64);
+        PingStats {
+            samples: sorted.len(),
+            errors: error_reasons.len(),
+            mean_ms,
+            p50_ms: percentile(&sorted, 50.0),
+            p95_ms: percentile(&sorted, 95.0),
+            max_ms: sorted.last().copied(),
+            raw_ms,
+            error_reasons,
+        }
+    }
+}
+
+/// Whether a burst's requests ran one after another or side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Serialised,
+    Concurrent,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Serialised => "serialised",
+            Verdict::Concurrent => "concurrent",
+        })
+    }
+}
+
+/// The two ideals a burst of `n` sleeps on `threads` reactor threads is judged against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ideals {
+    /// Every request side by side: one sleep.
+    pub concurrent_ms: f64,
+    /// Each reactor thread working through its share one after another: n × sleep / threads.
+    pub serialised_ms: f64,
+}
+
+impl Ideals {
+    pub fn new(n: usize, sleep_ms: u64, threads: usize) -> Ideals {
+        let sleep = sleep_ms as f64;
+        let rounds = (n as f64 / threads.max(1) as f64).max(1.0);
+        Ideals {
+            concurrent_ms: sleep,
+            serialised_ms: sleep * rounds,
+        }
+    }
+
+    /// Serialised when the wall time is nearer (on a log scale: the geometric mean is the
+    /// line) to the serialised ideal than to one sleep. When the two ideals coincide (n no
+    /// larger than the threads), nothing can be told apart: concurrent.
+    pub fn verdict(&self, wall_ms: f64) -> Verdict {
+        let line = (self.concurrent_ms * self.serialised_ms).sqrt();
+        if self.serialised_ms > self.concurrent_ms && wall_ms > line {
+            Verdict::Serialised
+        } else {
+            Verdict::Concurrent
+        }
+    }
+
+    /// The wall time in sleeps: 1.0 is the concurrent ideal.
+    pub fn times_ideal(&self, wall_ms: f64) -> Option<f64> {
+        (self.concurrent_ms > 0.0).then(|| wall_ms / self.concurrent_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_matches_the_original_on_known_inputs() {
+        let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
+        // p50: round(0.5 * 9) = round(4.5) = 4 (half to even) -> sorted[4] = 5
+        assert_eq!(percentile(&sorted, 50.0), Some(5.0));
+        // p95: round(0.95 * 9) = round(8.55) = 9 -> 10
+        assert_eq!(percentile(&sorted, 95.0), Some(10.0));
+        assert_eq!(percentile(&sorted, 0.0), Some(1.0));
+        assert_eq!(percentile(&sorted, 100.0), Some(10.0));
+        // Three samples: p50 -> round(1.0) = 1 -> the middle one.
+        assert_eq!(percentile(&[1.0, 2.0, 30.0], 50.0), Some(2.0));
+        // Two samples: round(0.5) = 0 (half to even), where round-half-up would say 1.
+        assert_eq!(percentile(&[1.0, 2.0], 50.0), Some(1.0));
+    }
+
+    #[test]
+    fn percentile_of_nothing_and_of_one() {
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[7.5], 50.0), Some(7.5));
+        assert_eq!(percentile(&[7.5], 95.0), Some(7.5));
+    }
+
+    #[test]
+    fn ping_stats_summarise_unsorted_samples() {
+        let stats = PingStats::from_samples(vec![3.0, 1.0, 2.0], vec!["timeout".into()]);
+        assert_eq!(stats.samples, 3);
+        assert_eq!(stats.errors, 1);
+        assert_eq!(stats.mean_ms, Some(2.0));
+        assert_eq!(stats.p50_ms, Some(2.0));
+        assert_eq!(stats.p95_ms, Some(3.0));
+        assert_eq!(stats.max_ms, Some(3.0));
+        assert_eq!(
+            stats.raw_ms,
+            vec![3.0, 1.0, 2.0],
+            "raw samples keep their order"
+        );
+    }
+
+    #[test]
+    fn ping_stats_of_no_samples_are_empty_not_zero() {
+        let stats = PingStats::from_samples(Vec::new(), Vec::new());
+        assert_eq!(
+            (stats.samples, stats.mean_ms, stats.p50_ms, stats.max_ms),
+            (0, None, None, None)
+        );
+    }
+
+    #[test]
+    fn verdict_tells_the_original_cases_apart() {
+        let ideals = Ideals::new(10, 500, 1);
+        assert_eq!(ideals.serialised_ms, 5000.0);
+        assert_eq!(ideals.verdict(5012.0), Verdict::Serialised);
+        assert_eq!(ideals.verdict(505.0), Verdict::Concurrent);
+        // The line between them is the geometric mean, about 1581 ms.
+        assert_eq!(ideals.verdict(1500.0), Verdict::Concurrent);
+        assert_eq!(ideals.verdict(1700.0), Verdict::Serialised);
+        assert_eq!(ideals.times_ideal(5000.0), Some(10.0));
+    }
+
+    #[test]
+    fn verdict_scales_the_serialised_ideal_by_threads() {
+        let ideals = Ideals::new(10, 500, 4);
+        assert_eq!(ideals.serialised_ms, 1250.0);
+        assert_eq!(ideals.verdict(1300.0), Verdict::Serialised);
+        assert_eq!(ideals.verdict(600.0), Verdict::Concurrent);
+    }
+
+    #[test]
+    fn verdict_cannot_call_a_single_request_serialised() {
+        let ideals = Ideals::new(1, 500, 1);
+        assert_eq!(ideals.verdict(10_000.0), Verdict::Concurrent);
+        assert_eq!(Ideals::new(10, 0, 1).times_ideal(3.0), None);
+    }
+}

@@ -1,0 +1,265 @@
+//! Targets and process control: finding the server binaries, starting one on a free port,
+//! waiting for its readiness line, and stopping it by its own PID.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::http::Endpoint;
+
+/// The five demo servers, in the order the comparison runs them.
+pub const SERVERS: [&str; 5] = [
+    "demo-axum",
+    "demo-actix",
+    "demo-hyper-tokio",
+    "demo-hyper-async-std",
+    "demo-hyper-smol",
+];
+
+/// How long a spawned server may take to print its readiness line.
+pub const READY_WITHIN: Duration = Duration::from_secs(10);
+
+/// How long a server may take to exit after SIGTERM before it is killed: longer than the
+/// servers' own bound on a graceful stop.
+pub const STOP_WITHIN: Duration = Duration::from_secs(15);
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A demo server binary, spawned on a free port for each thread count.
+    Spawn { name: String, binary: PathBuf },
+    /// A server somebody else runs, e.g. the original FastAPI app. It gets the sleep as `?ms=`.
+    External { label: String, endpoint: Endpoint },
+}
+
+impl Target {
+    pub fn label(&self) -> &str {
+        match self {
+            Target::Spawn { name, .. } => name,
+            Target::External { label, .. } => label,
+        }
+    }
+}
+
+/// Why a target could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error(
+        "{name}: no binary at {path}; build the servers first (`cargo build --release --workspace`)"
+    )]
+    Missing { name: String, path: PathBuf },
+    #[error("{name}: cannot start {path}: {source}")]
+    Spawn {
+        name: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{name}: exited with {status} before it was ready{stderr}")]
+    Exited {
+        name: String,
+        status: ExitStatus,
+        stderr: StderrTail,
+    },
+    #[error("{name}: printed no readiness line within {READY_WITHIN:?}{stderr}")]
+    NotReady { name: String, stderr: StderrTail },
+    #[error("{name}: its readiness line {line:?} is not `listening on http://HOST:PORT`")]
+    BadReadiness { name: String, line: String },
+}
+
+/// The path of a demo server binary: beside the running executable, in the same target
+/// directory (a test binary sits one level deeper, in `deps/`).
+pub fn locate(name: &str) -> Result<PathBuf, TargetError> {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let mut dir = exe.parent().unwrap_or(Path::new(".")).to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let path = dir.join(name);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(TargetError::Missing {
+            name: name.to_owned(),
+            path,
+        })
+    }
+}
+
+/// The last lines a server wrote on stderr, to say why it failed.
+#[derive(Debug, Clone, Default)]
+pub struct StderrTail(Arc<Mutex<Vec<String>>>);
+
+impl StderrTail {
+    const KEEP: usize = 20;
+
+    fn collect(&self, stderr: impl AsyncRead + Unpin + Send + 'static) {
+        let lines = self.0.clone();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                let mut lines = lines.lock().unwrap_or_else(|poison| poison.into_inner());
+                if lines.len() == Self::KEEP {
+                    lines.remove(0);
+                }
+                lines.push(line);
+            }
+        });
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()
+    }
+}
+
+impl std::fmt::Display for StderrTail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lines = self.lines();
+        if lines.is_empty() {
+            Ok(())
+        } else {
+            write!(f, "; its stderr ends:\n  {}", lines.join("\n  "))
+        }
+    }
+}
+
+/// A spawned server. Dropping it kills the process (SIGKILL), so that no error path, panic
+/// or failed test leaves a server behind; [`ServerProcess::stop`] is the graceful way.
+#[derive(Debug)]
+pub struct ServerProcess {
+    name: String,
+    child: Child,
+    endpoint: Endpoint,
+    stderr: StderrTail,
+}
+
+impl ServerProcess {
+    /// Starts `binary --port 0 ARGS...` and waits for its readiness line.
+    pub async fn start(
+        name: &str,
+        binary: &Path,
+        args: &[String],
+    ) -> Result<ServerProcess, TargetError> {
+        let mut child = Command::new(binary)
+            .args(["--port", "0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| TargetError::Spawn {
+                name: name.to_owned(),
+                path: binary.to_owned(),
+                source,
+            })?;
+        let stderr = StderrTail::default();
+        if let Some(pipe) = child.stderr.take() {
+            stderr.collect(pipe);
+        }
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut lines = BufReader::new(stdout).lines();
+        let first = tokio::time::timeout(READY_WITHIN, lines.next_line()).await;
+        // Keep reading stdout so that a chatty server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let line = match first {
+            Ok(Ok(Some(line))) => line,
+            Ok(_) => {
+                let status = child.wait().await.unwrap_or_default();
+                // Give the stderr reader a moment to take the last words.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Err(TargetError::Exited {
+                    name: name.to_owned(),
+                    status,
+                    stderr,
+                });
+            }
+            Err(_) => {
+                return Err(TargetError::NotReady {
+                    name: name.to_owned(),
+                    stderr,
+                });
+            }
+        };
+        let endpoint = line
+            .strip_prefix("listening on ")
+            .and_then(|url| Endpoint::parse(url).ok())
+            .ok_or_else(|| TargetError::BadReadiness {
+                name: name.to_owned(),
+                line: line.clone(),
+            })?;
+        Ok(ServerProcess {
+            name: name.to_owned(),
+            child,
+            endpoint,
+            stderr,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// What the server wrote on stderr lately.
+    pub fn stderr(&self) -> &StderrTail {
+        &self.stderr
+    }
+
+    /// `Some(status)` if the process has exited.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Sends `signal` to this server's own PID.
+    pub fn signal(&self, signal: Signal) -> nix::Result<()> {
+        match self.child.id() {
+            Some(pid) => kill(Pid::from_raw(pid as i32), signal),
+            None => Ok(()), // already reaped
+        }
+    }
+
+    /// Waits for the server to exit by itself (or after a signal sent with [`Self::signal`]).
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// Stops the server gracefully (SIGTERM), and kills it if it has not exited within
+    /// [`STOP_WITHIN`]. Returns its exit status.
+    pub async fn stop(mut self) -> std::io::Result<ExitStatus> {
+        self.stop_within(STOP_WITHIN).await
+    }
+
+    async fn stop_within(&mut self, grace: Duration) -> std::io::Result<ExitStatus> {
+        if let Some(status) = self.exited() {
+            return Ok(status);
+        }
+        self.signal(Signal::SIGTERM)?;
+        match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(status) => status,
+            Err(_) => {
+                eprintln!(
+                    "{}: still running {grace:?} after SIGTERM; killing it",
+                    self.name
+                );
+                self.child.kill().await?;
+                self.child.wait().await
+            }
+        }
+    }
+}
