@@ -61,6 +61,11 @@ pub struct Cli {
     /// Folder for RESULTS.md and results.json
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+
+    /// Also rewrite the results block of this Markdown file (the README); done only for the
+    /// full default comparison, so that a partial run never stands in for it
+    #[arg(long, value_name = "FILE")]
+    pub readme: Option<PathBuf>,
 }
 
 impl Cli {
@@ -72,6 +77,13 @@ impl Cli {
             ping_every_ms: self.ping_every_ms,
             threads: self.threads,
         }
+    }
+
+    /// Whether this is the full default comparison: every server, the original's parameters.
+    pub fn is_full_comparison(&self) -> bool {
+        self.urls.is_empty()
+            && (self.servers.is_empty() || self.servers.len() == SERVERS.len())
+            && self.plan() == Plan::default()
     }
 
     /// The targets, spawned servers first; a missing binary is an error naming it.
@@ -141,6 +153,13 @@ mod tests {
         assert_eq!(cli.plan(), Plan::default());
         assert!(cli.servers.is_empty() && cli.urls.is_empty());
         assert_eq!(cli.out, PathBuf::from("results"));
+        assert!(cli.is_full_comparison());
+        assert!(!parse(&["-n", "3"]).unwrap().is_full_comparison());
+        assert!(
+            !parse(&["--servers", "demo-axum"])
+                .unwrap()
+                .is_full_comparison()
+        );
     }
 
     #[test]

@@ -11,6 +11,10 @@ use crate::bench::{Case, Failure, Plan};
 use crate::environment::Environment;
 use crate::stats::Verdict;
 
+/// The markers of the README's results block, which [`Report::refresh_readme`] rewrites.
+pub const README_BEGIN: &str = "<!-- results:begin (written by bench-client; do not edit) -->";
+pub const README_END: &str = "<!-- results:end -->";
+
 /// Everything one run produced: what `results.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -141,6 +145,44 @@ impl Report {
             plan.threads
         );
         out.push_str("\n## Comparison\n\n");
+        out.push_str(&self.comparison_table());
+        if !self.failures.is_empty() {
+            out.push_str("\n## Failures\n\n");
+            for failure in &self.failures {
+                let _ = writeln!(
+                    out,
+                    "- {} ({}){}: {}",
+                    failure.target,
+                    reactor_threads(failure.reactor_threads),
+                    failure
+                        .route
+                        .as_deref()
+                        .map(|route| format!(", {route}"))
+                        .unwrap_or_default(),
+                    failure.reason.replace('\n', " "),
+                );
+            }
+        }
+        out.push_str("\n## What is the same across executors, and what differs\n\n");
+        for sentence in self.findings() {
+            let _ = writeln!(out, "- {sentence}");
+        }
+        let timing = &self.timing;
+        let _ = writeln!(
+            out,
+            "\n## Run time\n\n{:.1} s in all: {:.1} s of bursts, {:.1} s of the protocol's fixed \
+             waits, {:.1}% for starting, warming up and stopping servers and the client itself.",
+            timing.total_s,
+            timing.bursts_s,
+            timing.protocol_waits_s,
+            timing.overhead_percent()
+        );
+        out
+    }
+
+    /// The comparison table and its legend.
+    pub fn comparison_table(&self) -> String {
+        let mut out = String::new();
         out.push_str(
             "| stack | runtime (reactor threads) | route | where the sleep ran | wall ms | × ideal | ok/err \
              | ping samples | ping p50 | p95 | max | verdict |\n\
@@ -178,38 +220,48 @@ impl Report {
              sleep (the line is their geometric mean). Ping latencies are in ms; percentiles use \
              the original bench's nearest-rank rule.\n",
         );
-        if !self.failures.is_empty() {
-            out.push_str("\n## Failures\n\n");
-            for failure in &self.failures {
-                let _ = writeln!(
-                    out,
-                    "- {} ({} reactor threads){}: {}",
-                    failure.target,
-                    failure.reactor_threads,
-                    failure
-                        .route
-                        .as_deref()
-                        .map(|route| format!(", {route}"))
-                        .unwrap_or_default(),
-                    failure.reason.replace('\n', " "),
-                );
-            }
-        }
-        out.push_str("\n## What is the same across executors, and what differs\n\n");
+        out
+    }
+
+    /// The README's results block: the table, the findings and where they come from.
+    pub fn readme_block(&self) -> String {
+        let mut out = format!(
+            "Measured by `{}` on {} ({}, {} cores), commit `{}`; the full record, with the \
+             environment, is [results/RESULTS.md](results/RESULTS.md).\n\n",
+            self.command,
+            self.environment
+                .date
+                .get(..10)
+                .unwrap_or(&self.environment.date),
+            self.environment.cpu,
+            self.environment.cores,
+            self.environment
+                .git_commit
+                .get(..12)
+                .unwrap_or(&self.environment.git_commit),
+        );
+        out.push_str(&self.comparison_table());
+        out.push('\n');
         for sentence in self.findings() {
             let _ = writeln!(out, "- {sentence}");
         }
-        let timing = &self.timing;
-        let _ = writeln!(
-            out,
-            "\n## Run time\n\n{:.1} s in all: {:.1} s of bursts, {:.1} s of the protocol's fixed \
-             waits, {:.1}% for starting, warming up and stopping servers and the client itself.",
-            timing.total_s,
-            timing.bursts_s,
-            timing.protocol_waits_s,
-            timing.overhead_percent()
-        );
         out
+    }
+
+    /// Replaces what stands between [`README_BEGIN`] and [`README_END`] in the file at
+    /// `path` with [`Self::readme_block`], atomically.
+    pub fn refresh_readme(&self, path: &Path) -> std::io::Result<()> {
+        let text = std::fs::read_to_string(path)?;
+        let (Some(begin), Some(end)) = (text.find(README_BEGIN), text.find(README_END)) else {
+            return Err(std::io::Error::other(format!(
+                "{} has no {README_BEGIN} ... {README_END} block",
+                path.display()
+            )));
+        };
+        let head = &text[..begin + README_BEGIN.len()];
+        let tail = &text[end..];
+        let refreshed = format!("{head}\n{}{tail}", self.readme_block());
+        write_atomically(path, refreshed.as_bytes())
     }
 
     /// Plain sentences derived from this run's figures, one or two per route.
@@ -226,9 +278,14 @@ impl Report {
             }
             let serialised: Vec<&str> = names(&cases, |case| case.verdict == Verdict::Serialised);
             let concurrent: Vec<&str> = names(&cases, |case| case.verdict == Verdict::Concurrent);
+            let every = match cases.as_slice() {
+                [only] => only.target.clone(),
+                [_, _] => "both stacks".to_owned(),
+                _ => format!("all {} stacks", cases.len()),
+            };
             let verdicts = match (serialised.is_empty(), concurrent.is_empty()) {
-                (false, true) => format!("serialised on all {} stacks", cases.len()),
-                (true, false) => format!("concurrent on all {} stacks", cases.len()),
+                (false, true) => format!("serialised on {every}"),
+                (true, false) => format!("concurrent on {every}"),
                 _ => format!(
                     "serialised on {} but concurrent on {}",
                     serialised.join(", "),
@@ -248,6 +305,9 @@ impl Report {
                 range(&p50s, 1),
                 range(&maxes, 1),
             ));
+            if !serialised.is_empty() && self.plan.sleep_ms > 0 {
+                sentences.push(self.slowest_ping(route.path(), &cases));
+            }
             let on_reactor = names(&cases, |case| case.on_reactor == Some(true));
             let off_reactor = names(&cases, |case| case.on_reactor == Some(false));
             if !on_reactor.is_empty() && !off_reactor.is_empty() {
@@ -261,30 +321,23 @@ impl Report {
                 .iter()
                 .filter(|case| case.ping.errors > 0 || case.err > 0)
                 .map(|case| {
-                    let reason = case
+                    let first = case.errors.first().map(|e| e.reason.as_str()).or(case
                         .ping
                         .error_reasons
                         .first()
-                        .map(String::as_str)
-                        .unwrap_or("");
+                        .map(String::as_str));
                     format!(
-                        "{} ({} failed requests, {} failed pings{})",
+                        "on {}, {} of {} requests and {} pings failed (first: {})",
                         case.target,
                         case.err,
+                        case.n,
                         case.ping.errors,
-                        if reason.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {reason}")
-                        }
+                        first.unwrap_or("no reason given")
                     )
                 })
                 .collect();
             if !failing.is_empty() {
-                sentences.push(format!(
-                    "During `{route}` some requests failed: {}.",
-                    failing.join("; ")
-                ));
+                sentences.push(format!("During `{route}`, {}.", failing.join("; ")));
             }
         }
         if !self.failures.is_empty() {
@@ -294,6 +347,36 @@ impl Report {
             ));
         }
         sentences
+    }
+
+    /// How long the slowest ping waited, from the stack where it waited least to the one
+    /// where it waited most, in ms and in sleeps.
+    fn slowest_ping(&self, route: &str, cases: &[&Case]) -> String {
+        let mut slowest: Vec<(f64, &str)> = cases
+            .iter()
+            .filter_map(|case| Some((case.ping.max_ms?, case.target.as_str())))
+            .collect();
+        slowest.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let sleep = self.plan.sleep_ms as f64;
+        match (slowest.first(), slowest.last()) {
+            (Some(least), Some(most)) if least.1 != most.1 => format!(
+                "During `{route}` the slowest ping waited from {:.0} ms ({:.1} sleeps, on {}) to \
+                 {:.0} ms ({:.1} sleeps, on {}).",
+                least.0,
+                least.0 / sleep,
+                least.1,
+                most.0,
+                most.0 / sleep,
+                most.1
+            ),
+            (Some(only), _) => format!(
+                "During `{route}` the slowest ping waited {:.0} ms ({:.1} sleeps, on {}).",
+                only.0,
+                only.0 / sleep,
+                only.1
+            ),
+            _ => format!("During `{route}` no ping was answered."),
+        }
     }
 
     /// `results.json`: every figure and the raw samples.
@@ -307,6 +390,11 @@ impl Report {
         write_atomically(&dir.join("results.json"), self.to_json().as_bytes())?;
         write_atomically(&dir.join("RESULTS.md"), self.to_markdown().as_bytes())
     }
+}
+
+/// "1 reactor thread", "4 reactor threads".
+pub fn reactor_threads(n: usize) -> String {
+    format!("{n} reactor thread{}", if n == 1 { "" } else { "s" })
 }
 
 /// Table cells cannot hold a bare `|` (actix-web names its threads `actix-rt|system:0|...`).

@@ -47,7 +47,7 @@ async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {
     for target in targets {
         let mut on = |event: Event<'_>| match event {
             Event::Starting { target, threads } => {
-                println!("\n##### {target} ({threads} reactor thread(s))")
+                println!("\n##### {target} ({})", report::reactor_threads(threads))
             }
             Event::Running { target, route } => {
                 done += 1;
@@ -79,6 +79,20 @@ async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {
     if let Err(error) = report.write(&cli.out) {
         eprintln!("bench-client: cannot write {}: {error}", cli.out.display());
         return ExitCode::FAILURE;
+    }
+    match &cli.readme {
+        Some(readme) if cli.is_full_comparison() && report.failures.is_empty() => {
+            if let Err(error) = report.refresh_readme(readme) {
+                eprintln!("bench-client: cannot refresh {}: {error}", readme.display());
+                return ExitCode::FAILURE;
+            }
+            eprintln!("refreshed the results block of {}", readme.display());
+        }
+        Some(readme) => eprintln!(
+            "left {} as it was: only a complete run of the full default comparison goes there",
+            readme.display()
+        ),
+        None => {}
     }
     eprintln!(
         "\nwrote {}/RESULTS.md and results.json in {:.1} s ({:.1}% beyond the bursts and fixed waits)",

@@ -164,43 +164,37 @@ pub fn bad_serialises_on_the_reactor(binary: &str) {
     });
 }
 
-pub fn ok_blocking_is_concurrent_off_the_reactor(binary: &str) {
+/// Starts the server with [`CONCURRENT_SLEEP`] and fires a burst of `path`, asserting the
+/// concurrent shape: the burst under 3 × sleep, the ping during it well under one sleep.
+/// Returns the work bodies.
+fn assert_concurrent(binary: &str, path: &str) -> Vec<Work> {
     block_on(async {
         let sleep = CONCURRENT_SLEEP;
         let server = start(binary, &["--sleep-ms", &sleep.as_millis().to_string()]).await;
-        let (burst, work, ping) = burst_with_ping(server.endpoint(), "/ok-blocking").await;
+        let (burst, work, ping) = burst_with_ping(server.endpoint(), path).await;
         assert!(
             burst.wall < sleep * 3,
-            "/ok-blocking took {}, not under 3 × sleep",
+            "{path} took {}, not under 3 × sleep",
             ms(burst.wall)
         );
-        assert!(
-            work.iter().all(|work| !work.on_reactor),
-            "/ok-blocking slept on the reactor: {work:?}"
-        );
-        assert!(
-            ping < sleep / 2,
-            "/ping during /ok-blocking took {}",
-            ms(ping)
-        );
-    });
+        assert!(ping < sleep / 2, "/ping during {path} took {}", ms(ping));
+        work
+    })
+}
+
+pub fn ok_blocking_is_concurrent_off_the_reactor(binary: &str) {
+    let work = assert_concurrent(binary, "/ok-blocking");
+    assert!(
+        work.iter().all(|work| !work.on_reactor),
+        "/ok-blocking slept on the reactor: {work:?}"
+    );
 }
 
 pub fn ok_await_is_concurrent_on_the_reactor(binary: &str) {
-    block_on(async {
-        let sleep = CONCURRENT_SLEEP;
-        let server = start(binary, &["--sleep-ms", &sleep.as_millis().to_string()]).await;
-        let (burst, work, ping) = burst_with_ping(server.endpoint(), "/ok-await").await;
-        assert!(
-            burst.wall < sleep * 3,
-            "/ok-await took {}, not under 3 × sleep",
-            ms(burst.wall)
-        );
-        // The timer wait starts on the reactor thread, and with one reactor thread, all on one.
-        assert!(work.iter().all(|work| work.on_reactor), "{work:?}");
-        assert_eq!(threads(&work).len(), 1, "{work:?}");
-        assert!(ping < sleep / 2, "/ping during /ok-await took {}", ms(ping));
-    });
+    let work = assert_concurrent(binary, "/ok-await");
+    // The timer wait starts on the reactor thread, and with one reactor thread, all on one.
+    assert!(work.iter().all(|work| work.on_reactor), "{work:?}");
+    assert_eq!(threads(&work).len(), 1, "{work:?}");
 }
 
 pub fn fastapi_client_paths_work_unchanged(binary: &str) {

@@ -1,0 +1,158 @@
+//! The bench client against the real servers, with short sleeps: the report's shape, not
+//! its speed. The servers are found beside the test binary, so build them first: the
+//! README's `cargo test --workspace` does.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use bench_client::report::Report;
+use bench_client::stats::Verdict;
+use bench_client::target::{self, SERVERS, ServerProcess};
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bench-client-e2e-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn bench_client<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+    for server in SERVERS {
+        target::locate(server).unwrap_or_else(|error| panic!("{error}"));
+    }
+    Command::new(env!("CARGO_BIN_EXE_bench-client"))
+        .args(args)
+        .output()
+        .expect("bench-client runs")
+}
+
+fn read_report(dir: &std::path::Path) -> Report {
+    let json = std::fs::read_to_string(dir.join("results.json")).expect("results.json is written");
+    serde_json::from_str(&json).expect("results.json parses as a report")
+}
+
+#[test]
+fn the_default_comparison_shows_bad_serialised_on_every_stack() {
+    let dir = out_dir("all");
+    let out = bench_client(&[
+        "--sleep-ms",
+        "100",
+        "-n",
+        "5",
+        "--ping-every-ms",
+        "20",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench-client failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("=== /bad (5 concurrent, sleep=0.1s each) ==="),
+        "{stdout}"
+    );
+
+    let report = read_report(&dir);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert_eq!(report.cases.len(), SERVERS.len() * 3);
+    for case in &report.cases {
+        let expected = if case.route == "/bad" {
+            Verdict::Serialised
+        } else {
+            Verdict::Concurrent
+        };
+        assert_eq!(
+            case.verdict, expected,
+            "{} {}: {} ms",
+            case.target, case.route, case.wall_ms
+        );
+        assert_eq!(
+            (case.ok, case.err),
+            (5, 0),
+            "{} {}",
+            case.target,
+            case.route
+        );
+        assert_eq!(
+            case.ping.errors, 0,
+            "{} {}: {:?}",
+            case.target, case.route, case.ping.error_reasons
+        );
+        assert!(case.ping.samples >= 1, "{} {}", case.target, case.route);
+        assert_eq!(
+            case.on_reactor,
+            Some(case.route != "/ok-blocking"),
+            "{} {}",
+            case.target,
+            case.route
+        );
+    }
+    let served: Vec<&str> = report
+        .cases
+        .iter()
+        .step_by(3)
+        .map(|case| case.target.as_str())
+        .collect();
+    assert_eq!(served, SERVERS);
+
+    let markdown = std::fs::read_to_string(dir.join("RESULTS.md")).expect("RESULTS.md is written");
+    assert!(
+        markdown.contains("| stack | runtime (reactor threads) | route |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("`/bad` was serialised on all 5 stacks"),
+        "{markdown}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
+    let binary = target::locate("demo-hyper-tokio").unwrap_or_else(|error| panic!("{error}"));
+    // The server's own default sleep is 500 ms: only `?ms=50` makes the burst short.
+    let server = ServerProcess::start("demo-hyper-tokio", &binary, &[])
+        .await
+        .expect("the server starts");
+    let url = format!("external={}", server.endpoint());
+    let dir = out_dir("url");
+    let args: Vec<String> = [
+        "--url",
+        &url,
+        "--routes",
+        "/bad,/ok-await",
+        "-n",
+        "4",
+        "--sleep-ms",
+        "50",
+        "--out",
+    ]
+    .iter()
+    .map(|arg| arg.to_string())
+    .chain([dir.display().to_string()])
+    .collect();
+    // The client is a process of its own; wait for it off this test's runtime.
+    let out = tokio::task::spawn_blocking(move || bench_client(&args))
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = read_report(&dir);
+    assert_eq!(report.cases.len(), 2);
+    let bad = &report.cases[0];
+    assert_eq!(
+        (bad.target.as_str(), bad.route.as_str(), bad.verdict),
+        ("external", "/bad", Verdict::Serialised)
+    );
+    assert!(
+        bad.wall_ms >= 0.8 * 4.0 * 50.0 && bad.wall_ms < 0.8 * 4.0 * 500.0,
+        "{} ms",
+        bad.wall_ms
+    );
+    assert_eq!(report.cases[1].verdict, Verdict::Concurrent);
+    assert_eq!(bad.runtime.as_deref(), Some("tokio current_thread"));
+    server.stop().await.expect("the server stops");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,196 @@
+//! The Markdown and JSON writers against golden files. After an intended change of format,
+//! regenerate them with `UPDATE_GOLDEN=1 cargo test -p bench-client --test report_golden`
+//! and read the diff.
+
+use std::path::Path;
+
+use bench_client::bench::{Case, ErrorCount, Failure, Plan};
+use bench_client::environment::Environment;
+use bench_client::report::{Report, Timing, write_atomically};
+use bench_client::stats::{Ideals, PingStats};
+
+fn case(
+    target: &str,
+    route: &str,
+    wall_ms: f64,
+    thread: &str,
+    on_reactor: bool,
+    pings: Vec<f64>,
+) -> Case {
+    let ideals = Ideals::new(10, 500, 1);
+    Case {
+        target: target.into(),
+        runtime: Some("tokio current_thread".into()),
+        reactor_threads: 1,
+        route: route.into(),
+        n: 10,
+        sleep_ms: 500,
+        wall_ms,
+        times_ideal: ideals.times_ideal(wall_ms),
+        ok: 10,
+        err: 0,
+        errors: Vec::new(),
+        verdict: ideals.verdict(wall_ms),
+        sleep_thread: Some(thread.into()),
+        on_reactor: Some(on_reactor),
+        ping: PingStats::from_samples(pings, Vec::new()),
+    }
+}
+
+fn report() -> Report {
+    let mut actix_bad = case(
+        "demo-actix",
+        "/bad",
+        5004.9,
+        "actix-rt|system:0|arbiter:0",
+        true,
+        vec![0.9, 498.0, 500.2],
+    );
+    actix_bad.runtime = Some("actix-rt (tokio current_thread per worker)".into());
+    actix_bad.ping = PingStats::from_samples(
+        vec![0.9, 498.0, 500.2],
+        vec!["connection closed before message completed".into()],
+    );
+    let mut actix_await = case(
+        "demo-actix",
+        "/ok-await",
+        30512.0,
+        "actix-rt|system:0|arbiter:0",
+        true,
+        vec![0.7],
+    );
+    actix_await.runtime = actix_bad.runtime.clone();
+    actix_await.ok = 9;
+    actix_await.err = 1;
+    actix_await.errors = vec![ErrorCount {
+        reason: "no answer within 30s".into(),
+        count: 1,
+    }];
+    Report {
+        environment: Environment {
+            date: "2026-12-02T12:00:00Z".into(),
+            git_commit: "0123abc".into(),
+            rustc: "rustc 1.95.0".into(),
+            cpu: "Test CPU".into(),
+            cores: 2,
+            memory: "24 GB".into(),
+            os: "Debian".into(),
+            kernel: "6.1".into(),
+            crates: vec!["tokio 1.54.1".into()],
+        },
+        plan: Plan {
+            routes: vec![demo_contract::Route::Bad, demo_contract::Route::OkAwait],
+            ..Plan::default()
+        },
+        command: "bench-client".into(),
+        cases: vec![
+            case(
+                "demo-axum",
+                "/bad",
+                5012.3,
+                "main",
+                true,
+                vec![1.0, 451.0, 500.5, 499.9],
+            ),
+            case(
+                "demo-axum",
+                "/ok-await",
+                503.4,
+                "main",
+                true,
+                vec![0.8, 0.6, 1.1],
+            ),
+            actix_bad,
+            actix_await,
+        ],
+        failures: vec![Failure {
+            target: "demo-hyper-smol".into(),
+            reactor_threads: 1,
+            route: None,
+            reason: "demo-hyper-smol: exited with exit status: 1 before it was ready".into(),
+        }],
+        timing: Timing {
+            total_s: 20.0,
+            bursts_s: 15.0,
+            protocol_waits_s: 1.4,
+        },
+    }
+}
+
+fn check(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        actual, expected,
+        "{name} differs from its golden file; see the module docs"
+    );
+}
+
+#[test]
+fn markdown_matches_its_golden_file() {
+    check("RESULTS.md", &report().to_markdown());
+}
+
+#[test]
+fn json_matches_its_golden_file() {
+    check("results.json", &report().to_json());
+}
+
+#[test]
+fn json_round_trips_and_has_the_documented_keys() {
+    let report = report();
+    let json = report.to_json();
+    assert_eq!(serde_json::from_str::<Report>(&json).unwrap(), report);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let case = &value["cases"][0];
+    for key in [
+        "target",
+        "route",
+        "reactor_threads",
+        "n",
+        "sleep_ms",
+        "wall_ms",
+        "ok",
+        "err",
+        "verdict",
+        "sleep_thread",
+        "on_reactor",
+    ] {
+        assert!(!case[key].is_null(), "cases[0].{key}");
+    }
+    for key in [
+        "samples", "errors", "mean_ms", "p50_ms", "p95_ms", "max_ms", "raw_ms",
+    ] {
+        assert!(!case["ping"][key].is_null(), "cases[0].ping.{key}");
+    }
+    assert_eq!(case["verdict"], "serialised");
+    assert_eq!(value["cases"][1]["verdict"], "concurrent");
+    assert!(value["environment"]["rustc"].is_string());
+}
+
+#[test]
+fn writing_is_atomic_and_leaves_no_temporary_file() {
+    let dir = std::env::temp_dir().join(format!("bench-client-golden-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("RESULTS.md");
+    std::fs::write(&path, "old").unwrap();
+    write_atomically(&path, b"new").unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    report().write(&dir).unwrap();
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names.len(),
+        2,
+        "only RESULTS.md and results.json: {names:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
