@@ -79,7 +79,7 @@ pub fn terminal_block(case: &Case) -> String {
     out
 }
 
-/// "reactor: main", "pool: blocking-1, blocking-2", or what is known.
+/// "reactor: main", "pool: blocking-* (10 threads)", or what is known.
 fn where_it_ran(case: &Case) -> String {
     let place = match case.on_reactor {
         Some(true) => "reactor",
@@ -92,18 +92,22 @@ fn where_it_ran(case: &Case) -> String {
     }
 }
 
-/// Many pool threads make a long list; the table needs the gist.
+/// Many pool threads make a long list; the table needs the gist: `blocking-* (10 threads)`
+/// when the names differ only in their number.
 fn shorten(threads: &str) -> String {
     let names: Vec<&str> = threads.split(", ").collect();
     if names.len() <= 2 {
-        threads.to_owned()
+        return threads.to_owned();
+    }
+    let stem = |name: &'_ str| {
+        name.trim_end_matches(|c: char| c.is_ascii_digit())
+            .to_owned()
+    };
+    let first = stem(names[0]);
+    if names.iter().all(|name| stem(name) == first) {
+        format!("{first}* ({} threads)", names.len())
     } else {
-        format!(
-            "{} … {} ({} threads)",
-            names[0],
-            names[names.len() - 1],
-            names.len()
-        )
+        format!("{}, {}, … ({} threads)", names[0], names[1], names.len())
     }
 }
 
@@ -441,4 +445,27 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_lists_keep_their_gist() {
+        assert_eq!(shorten("main"), "main");
+        assert_eq!(shorten("a, b"), "a, b");
+        assert_eq!(
+            shorten("blocking-1, blocking-10, blocking-2"),
+            "blocking-* (3 threads)"
+        );
+        assert_eq!(shorten("x-1, y-2, z-3"), "x-1, y-2, … (3 threads)");
+    }
+
+    #[test]
+    fn ranges_collapse_when_equal_and_say_dash_when_empty() {
+        assert_eq!(range(&[1.04, 1.01], 1), "1.0");
+        assert_eq!(range(&[3.0, 12.0], 0), "3–12");
+        assert_eq!(range(&[], 1), "-");
+    }
 }
