@@ -49,7 +49,7 @@ impl Burst {
             let reason = match reply {
                 Ok(reply) if reply.status == 200 => continue,
                 Ok(reply) => format!("status {}", reply.status),
-                Err(error) => error.to_string(),
+                Err(error) => error.describe(),
             };
             match counts.iter_mut().find(|(known, _)| *known == reason) {
                 Some((_, count)) => *count += 1,

@@ -26,6 +26,23 @@ pub enum HttpError {
     Request(#[from] hyper::http::Error),
 }
 
+impl HttpError {
+    /// The error with its causes, e.g. `HTTP error: connection error: Connection reset by peer`:
+    /// hyper's own message alone rarely says what happened.
+    pub fn describe(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(error) = cause {
+            let more = error.to_string();
+            if !text.ends_with(&more) {
+                text = format!("{text}: {more}");
+            }
+            cause = error.source();
+        }
+        text
+    }
+}
+
 /// Where a server listens: `http://host:port`, with an optional path prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::http::{Connection, Endpoint};
+use hyper::Method;
+
+use crate::http::{Connection, Endpoint, HttpError};
 
 /// How long one ping may take before it counts as an error.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(10);
@@ -55,31 +57,29 @@ async fn ping_until_stopped(
     let mut connection: Option<Connection> = None;
     while !*stopped.borrow() {
         let started = Instant::now();
-        let outcome = async {
+        let ping = async {
             // A connection the server closed (e.g. after its keep-alive timeout) is opened
-            // again; that failed ping still counts as an error.
+            // again; the ping that found it closed still counts as an error.
             if connection.as_ref().is_none_or(Connection::is_closed) {
                 connection = Some(Connection::open(&endpoint).await?);
             }
             let open = connection.as_mut().expect("opened above");
-            open.get("/ping", PING_TIMEOUT).await
+            open.send(Method::GET, "/ping").await
         };
-        match tokio::time::timeout(PING_TIMEOUT, outcome).await {
-            Ok(Ok(reply)) if reply.status == 200 => {
-                record
-                    .samples_ms
-                    .push(started.elapsed().as_secs_f64() * 1000.0);
-            }
-            Ok(Ok(reply)) => record.errors.push(format!("status {}", reply.status)),
-            Ok(Err(error)) => {
-                connection = None;
-                record.errors.push(error.to_string());
-            }
-            Err(_) => {
+        let outcome = tokio::time::timeout(PING_TIMEOUT, ping)
+            .await
+            .unwrap_or(Err(HttpError::Timeout(PING_TIMEOUT)));
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match outcome {
+            Ok(reply) if reply.status == 200 => record.samples_ms.push(elapsed_ms),
+            Ok(reply) => record
+                .errors
+                .push(format!("status {} after {elapsed_ms:.0} ms", reply.status)),
+            Err(error) => {
                 connection = None;
                 record
                     .errors
-                    .push(format!("no answer within {PING_TIMEOUT:?}"));
+                    .push(format!("{} after {elapsed_ms:.0} ms", error.describe()));
             }
         }
         // Wait `every`, or less if told to stop.

@@ -331,11 +331,12 @@ impl Report {
                         .first()
                         .map(String::as_str));
                     format!(
-                        "on {}, {} of {} requests and {} pings failed (first: {})",
+                        "on {}, {} of {} requests and {} of {} pings failed (first: {})",
                         case.target,
                         case.err,
                         case.n,
                         case.ping.errors,
+                        case.ping.errors + case.ping.samples,
                         first.unwrap_or("no reason given")
                     )
                 })
@@ -353,34 +354,41 @@ impl Report {
         sentences
     }
 
-    /// How long the slowest ping waited, from the stack where it waited least to the one
-    /// where it waited most, in ms and in sleeps.
+    /// How long the slowest answered ping waited, from the stack where it waited least to
+    /// the one where it waited most, in ms and in sleeps; and where pings failed instead.
     fn slowest_ping(&self, route: &str, cases: &[&Case]) -> String {
+        let sleep = self.plan.sleep_ms as f64;
         let mut slowest: Vec<(f64, &str)> = cases
             .iter()
+            .filter(|case| case.ping.errors == 0)
             .filter_map(|case| Some((case.ping.max_ms?, case.target.as_str())))
             .collect();
         slowest.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let sleep = self.plan.sleep_ms as f64;
-        match (slowest.first(), slowest.last()) {
-            (Some(least), Some(most)) if least.1 != most.1 => format!(
-                "During `{route}` the slowest ping waited from {:.0} ms ({:.1} sleeps, on {}) to \
-                 {:.0} ms ({:.1} sleeps, on {}).",
-                least.0,
-                least.0 / sleep,
-                least.1,
-                most.0,
-                most.0 / sleep,
-                most.1
-            ),
-            (Some(only), _) => format!(
-                "During `{route}` the slowest ping waited {:.0} ms ({:.1} sleeps, on {}).",
-                only.0,
-                only.0 / sleep,
-                only.1
-            ),
-            _ => format!("During `{route}` no ping was answered."),
+        let waited = |(ms, target): (f64, &str)| {
+            format!("{ms:.0} ms ({:.1} sleeps, on {target})", ms / sleep)
+        };
+        let mut sentence = match (slowest.first(), slowest.last()) {
+            (Some(&least), Some(&most)) if least.1 != most.1 => {
+                format!(
+                    "During `{route}` the slowest ping waited from {} to {}",
+                    waited(least),
+                    waited(most)
+                )
+            }
+            (Some(&only), _) => {
+                format!("During `{route}` the slowest ping waited {}", waited(only))
+            }
+            _ => format!("During `{route}` no stack answered every ping"),
+        };
+        for case in cases.iter().filter(|case| case.ping.errors > 0) {
+            let reason = case.ping.error_reasons.first().map_or("", String::as_str);
+            sentence.push_str(&format!(
+                "; on {} a ping failed instead ({reason})",
+                case.target
+            ));
         }
+        sentence.push('.');
+        sentence
     }
 
     /// `results.json`: every figure and the raw samples.
