@@ -10,13 +10,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Burst, REQUEST_TIMEOUT};
 use crate::http::{Endpoint, get_once};
-use crate::probe::{PING_TIMEOUT, Pinger};
+use crate::probe::Pinger;
 use crate::stats::{Ideals, PingStats, Verdict};
 use crate::target::{ServerProcess, Target};
 
 /// The pinger's head start before the burst: it is already waiting on the server when the
 /// burst arrives.
 pub const HEAD_START: Duration = Duration::from_millis(50);
+
+/// How long the warm-up may take to reach a target: an unreachable one is reported in
+/// seconds, not after the pinger's 10 s timeout.
+pub const REACH_WITHIN: Duration = Duration::from_secs(3);
 
 /// The pause between cases, so that one case's connections are closed before the next.
 pub const PAUSE: Duration = Duration::from_millis(300);
@@ -85,7 +89,7 @@ pub struct ErrorCount {
 pub struct Failure {
     pub target: String,
     pub reactor_threads: usize,
-    /// The case it failed in, if it got that far.
+    /// The case it failed in; `None` if the target failed before or after its cases.
     pub route: Option<String>,
     pub reason: String,
 }
@@ -201,10 +205,13 @@ pub async fn run_target(target: &Target, plan: &Plan, on: &mut impl FnMut(Event<
 /// stack are paid here, not in the first case. Returns the server's self-description if it
 /// gives one (the original FastAPI app does not).
 async fn warm_up(endpoint: &Endpoint) -> Result<Option<Pong>, String> {
-    match get_once(endpoint, "/ping", PING_TIMEOUT).await {
+    match get_once(endpoint, "/ping", REACH_WITHIN).await {
         Ok(reply) if reply.status == 200 => Ok(reply.json::<Pong>()),
         Ok(reply) => Err(format!("{endpoint}/ping answered {}", reply.status)),
-        Err(error) => Err(format!("{endpoint}/ping: {error}")),
+        Err(error) => Err(format!(
+            "cannot reach {endpoint}/ping: {}",
+            error.describe()
+        )),
     }
 }
 

@@ -8,7 +8,7 @@ use demo_contract::{MAX_SLEEP_MS, Route};
 
 use crate::bench::Plan;
 use crate::http::Endpoint;
-use crate::target::{self, SERVERS, Target, TargetError};
+use crate::target::{self, SERVERS, Target};
 
 /// Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one
 /// handler that blocks the reactor stalls every other request.
@@ -62,6 +62,10 @@ pub struct Cli {
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
 
+    /// Folder of the server binaries [default: the folder of this binary]
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+
     /// Also rewrite the results block of this Markdown file (the README); done only for the
     /// full default comparison, so that a partial run never stands in for it
     #[arg(long, value_name = "FILE")]
@@ -86,27 +90,24 @@ impl Cli {
             && self.plan() == Plan::default()
     }
 
-    /// The targets, spawned servers first; a missing binary is an error naming it.
-    pub fn targets(&self) -> Result<Vec<Target>, TargetError> {
+    /// The targets, spawned servers first. A server whose binary is missing is still a
+    /// target: it fails at its turn, by name, and the others run.
+    pub fn targets(&self) -> Vec<Target> {
         let servers: Vec<&str> = if self.servers.is_empty() && self.urls.is_empty() {
             SERVERS.to_vec()
         } else {
             self.servers.iter().map(String::as_str).collect()
         };
-        let mut targets = Vec::new();
-        for name in servers {
-            targets.push(Target::Spawn {
-                name: name.to_owned(),
-                binary: target::locate(name)?,
-            });
-        }
-        for (label, endpoint) in &self.urls {
-            targets.push(Target::External {
-                label: label.clone(),
-                endpoint: endpoint.clone(),
-            });
-        }
-        Ok(targets)
+        let dir = self.bin_dir.clone().unwrap_or_else(target::default_bin_dir);
+        let spawned = servers.into_iter().map(|name| Target::Spawn {
+            name: name.to_owned(),
+            binary: target::locate(name, &dir),
+        });
+        let external = self.urls.iter().map(|(label, endpoint)| Target::External {
+            label: label.clone(),
+            endpoint: endpoint.clone(),
+        });
+        spawned.chain(external).collect()
     }
 }
 
@@ -209,7 +210,7 @@ mod tests {
     #[test]
     fn a_url_alone_spawns_nothing() {
         let cli = parse(&["--url", "x=http://127.0.0.1:9"]).unwrap();
-        let targets = cli.targets().unwrap();
+        let targets = cli.targets();
         assert_eq!(targets.len(), 1);
         assert!(matches!(&targets[0], Target::External { label, .. } if label == "x"));
     }

@@ -218,6 +218,14 @@ impl Report {
                 case.verdict,
             );
         }
+        for (failure, route) in self.failed_cases() {
+            let _ = writeln!(
+                out,
+                "| {} | ? ({}) | {route} | failed: see Failures | - | - | - | - | - | - | - | failed |",
+                cell(&failure.target),
+                failure.reactor_threads,
+            );
+        }
         out.push_str(
             "\n`× ideal` is the wall time in sleeps: 1.00 means every request slept side by side. \
              The verdict is `serialised` when the wall time is nearer N × sleep / threads than one \
@@ -225,6 +233,31 @@ impl Report {
              the original bench's nearest-rank rule.\n",
         );
         out
+    }
+
+    /// Each case that was planned but not measured, with the first failure of its target:
+    /// a target that failed in one case never ran the ones after it.
+    fn failed_cases(&self) -> Vec<(&Failure, &str)> {
+        let mut failed: Vec<(&Failure, &str)> = Vec::new();
+        for failure in &self.failures {
+            let same_target = |other: &Failure| {
+                other.target == failure.target && other.reactor_threads == failure.reactor_threads
+            };
+            if failed.iter().any(|(first, _)| same_target(first)) {
+                continue;
+            }
+            for route in self.plan.routes.iter().map(|route| route.path()) {
+                let measured = self.cases.iter().any(|case| {
+                    case.target == failure.target
+                        && case.reactor_threads == failure.reactor_threads
+                        && case.route == route
+                });
+                if !measured {
+                    failed.push((failure, route));
+                }
+            }
+        }
+        failed
     }
 
     /// The README's results block: the table, the findings and where they come from.

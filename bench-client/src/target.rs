@@ -29,6 +29,10 @@ pub const READY_WITHIN: Duration = Duration::from_secs(10);
 /// servers' own bound on a graceful stop.
 pub const STOP_WITHIN: Duration = Duration::from_secs(15);
 
+/// How long dropping a [`ServerProcess`] waits after SIGTERM before it kills the process.
+/// Short: a drop happens on an error path or an interruption, where nobody waits for results.
+pub const DROP_GRACE: Duration = Duration::from_secs(2);
+
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -66,29 +70,30 @@ pub enum TargetError {
         status: ExitStatus,
         stderr: StderrTail,
     },
-    #[error("{name}: printed no readiness line within {READY_WITHIN:?}{stderr}")]
-    NotReady { name: String, stderr: StderrTail },
+    #[error("{name}: printed no readiness line within {waited:?}{stderr}")]
+    NotReady {
+        name: String,
+        waited: Duration,
+        stderr: StderrTail,
+    },
     #[error("{name}: its readiness line {line:?} is not `listening on http://HOST:PORT`")]
     BadReadiness { name: String, line: String },
 }
 
-/// The path of a demo server binary: beside the running executable, in the same target
-/// directory (a test binary sits one level deeper, in `deps/`).
-pub fn locate(name: &str) -> Result<PathBuf, TargetError> {
+/// Where the demo server binaries are by default: beside the running executable, in the
+/// same target directory (a test binary sits one level deeper, in `deps/`).
+pub fn default_bin_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let mut dir = exe.parent().unwrap_or(Path::new(".")).to_path_buf();
     if dir.ends_with("deps") {
         dir.pop();
     }
-    let path = dir.join(name);
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(TargetError::Missing {
-            name: name.to_owned(),
-            path,
-        })
-    }
+    dir
+}
+
+/// The path of a demo server binary in `dir`; [`ServerProcess::start`] says if it is missing.
+pub fn locate(name: &str, dir: &Path) -> PathBuf {
+    dir.join(name)
 }
 
 /// The last lines a server wrote on stderr, to say why it failed.
@@ -131,8 +136,9 @@ impl std::fmt::Display for StderrTail {
     }
 }
 
-/// A spawned server. Dropping it kills the process (SIGKILL), so that no error path, panic
-/// or failed test leaves a server behind; [`ServerProcess::stop`] is the graceful way.
+/// A spawned server. Dropping it stops the process (SIGTERM, then SIGKILL after
+/// [`DROP_GRACE`]), so that no error path, panic, interruption or failed test leaves a server
+/// behind; [`ServerProcess::stop`] is the patient way.
 #[derive(Debug)]
 pub struct ServerProcess {
     name: String,
@@ -142,15 +148,31 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `binary --port 0 ARGS...` and waits for its readiness line.
+    /// Starts `binary ARGS... --port 0` and waits up to [`READY_WITHIN`] for its readiness line.
     pub async fn start(
         name: &str,
         binary: &Path,
         args: &[String],
     ) -> Result<ServerProcess, TargetError> {
+        Self::start_within(name, binary, args, READY_WITHIN).await
+    }
+
+    /// [`Self::start`] with another limit on the wait for the readiness line.
+    pub async fn start_within(
+        name: &str,
+        binary: &Path,
+        args: &[String],
+        ready_within: Duration,
+    ) -> Result<ServerProcess, TargetError> {
+        if !binary.is_file() {
+            return Err(TargetError::Missing {
+                name: name.to_owned(),
+                path: binary.to_owned(),
+            });
+        }
         let mut child = Command::new(binary)
-            .args(["--port", "0"])
             .args(args)
+            .args(["--port", "0"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -167,7 +189,7 @@ impl ServerProcess {
         }
         let stdout = child.stdout.take().expect("stdout is piped");
         let mut lines = BufReader::new(stdout).lines();
-        let first = tokio::time::timeout(READY_WITHIN, lines.next_line()).await;
+        let first = tokio::time::timeout(ready_within, lines.next_line()).await;
         // Keep reading stdout so that a chatty server never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let line = match first {
@@ -185,6 +207,7 @@ impl ServerProcess {
             Err(_) => {
                 return Err(TargetError::NotReady {
                     name: name.to_owned(),
+                    waited: ready_within,
                     stderr,
                 });
             }
@@ -261,5 +284,26 @@ impl ServerProcess {
                 self.child.wait().await
             }
         }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if self.exited().is_some() || self.signal(Signal::SIGTERM).is_err() {
+            return;
+        }
+        let deadline = std::time::Instant::now() + DROP_GRACE;
+        while std::time::Instant::now() < deadline {
+            if self.exited().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // `kill_on_drop` would do this too; doing it here says so.
+        eprintln!(
+            "{}: still running {DROP_GRACE:?} after SIGTERM; killing it",
+            self.name
+        );
+        let _ = self.child.start_kill();
     }
 }

@@ -17,7 +17,12 @@ fn out_dir(name: &str) -> PathBuf {
 
 fn bench_client<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
     for server in SERVERS {
-        target::locate(server).unwrap_or_else(|error| panic!("{error}"));
+        let binary = target::locate(server, &target::default_bin_dir());
+        assert!(
+            binary.is_file(),
+            "no {}: build the servers first (cargo build --workspace)",
+            binary.display()
+        );
     }
     Command::new(env!("CARGO_BIN_EXE_bench-client"))
         .args(args)
@@ -108,7 +113,7 @@ fn the_default_comparison_shows_bad_serialised_on_every_stack() {
 
 #[tokio::test]
 async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
-    let binary = target::locate("demo-hyper-tokio").unwrap_or_else(|error| panic!("{error}"));
+    let binary = target::locate("demo-hyper-tokio", &target::default_bin_dir());
     // The server's own default sleep is 500 ms: only `?ms=50` makes the burst short.
     let server = ServerProcess::start("demo-hyper-tokio", &binary, &[])
         .await

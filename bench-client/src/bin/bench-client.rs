@@ -8,16 +8,19 @@ use bench_client::cli::Cli;
 use bench_client::environment::Environment;
 use bench_client::report::{self, Report, Timing};
 use clap::Parser as _;
+use tokio::signal::unix::{SignalKind, signal};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let targets = match cli.targets() {
-        Ok(targets) => targets,
-        Err(error) => {
-            eprintln!("bench-client: {error}");
-            return ExitCode::from(2);
-        }
-    };
+    // Each burst request holds a socket here and one in the server: 10,000 of them need more
+    // open files than the usual soft limit of 1024. Raise ours to the hard limit; the servers
+    // we spawn inherit it.
+    if let Err(error) = rlimit::increase_nofile_limit(u64::MAX) {
+        eprintln!(
+            "bench-client: cannot raise the open-file limit ({error}); large bursts may fail"
+        );
+    }
+    let targets = cli.targets();
     // Two workers: the pinger's answers are read promptly while the burst is in flight.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -25,15 +28,29 @@ fn main() -> ExitCode {
         .build()
         .expect("a tokio runtime");
     runtime.block_on(async {
+        let (mut interrupt, mut terminate) = match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
+            (Err(error), _) | (_, Err(error)) => {
+                eprintln!("bench-client: cannot handle signals: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        // Leaving `run` early drops every spawned server, which stops it: none is left behind,
+        // and results/ keeps its previous, complete files.
         tokio::select! {
             code = run(&cli, &targets) => code,
-            _ = tokio::signal::ctrl_c() => {
-                // Leaving `run` drops every spawned server, which kills it: none is left behind.
-                eprintln!("\nbench-client: interrupted; servers stopped, results/ left as it was");
-                ExitCode::from(130)
-            }
+            _ = interrupt.recv() => interrupted("SIGINT", 130),
+            _ = terminate.recv() => interrupted("SIGTERM", 143),
         }
     })
+}
+
+fn interrupted(signal: &str, code: u8) -> ExitCode {
+    eprintln!("\nbench-client: {signal}: servers stopped, nothing written");
+    ExitCode::from(code)
 }
 
 async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {

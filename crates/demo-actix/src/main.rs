@@ -68,7 +68,7 @@ fn main() -> std::io::Result<()> {
         // the graceful stop as every server here does (actix-web's own default is 30 s).
         .disable_signals()
         .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
-        .bind(args.addr())?;
+        .listen(demo_contract::listen(args.addr())?)?;
         let stop = Shutdown::on_signal()?;
         demo.announce(server.addrs()[0]);
         for_actix::run(stop, server.run()).await

@@ -68,7 +68,7 @@ fn main() -> std::io::Result<()> {
         .with_state(demo);
 
     runtime.block_on(async {
-        let listener = TcpListener::bind(args.addr()).await?;
+        let listener = TcpListener::from_std(demo_contract::listen(args.addr())?)?;
         let stop = Shutdown::on_signal()?;
         demo.announce(listener.local_addr()?);
         stop.bounded(axum::serve(listener, app).with_graceful_shutdown(stop.requested()))

@@ -146,6 +146,24 @@ impl Demo {
     }
 }
 
+/// How many connections may wait to be accepted. A burst of 10,000 connects must not find
+/// the queue full while the reactor is busy (the kernel caps this at `net.core.somaxconn`).
+pub const LISTEN_BACKLOG: i32 = 65_535;
+
+/// Binds `addr` with a listen backlog of [`LISTEN_BACKLOG`], non-blocking, ready to hand to
+/// any runtime (`tokio::net::TcpListener::from_std`, `HttpServer::listen`, ...). The
+/// standard library's `bind` uses a backlog of 128, and each runtime its own.
+pub fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // Restarting on the same port must not fail on the last run's sockets in TIME_WAIT.
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
 /// The one line a server prints on stdout once it accepts connections (CONTRACT).
 pub fn readiness_line(addr: SocketAddr) -> String {
     format!("listening on http://{addr}")
@@ -161,6 +179,18 @@ mod tests {
         offload: "pool::offload",
         timer: "timer::sleep",
     };
+
+    #[test]
+    fn listen_binds_a_free_port_non_blocking() {
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        assert_ne!(addr.port(), 0);
+        assert_eq!(
+            listener.accept().unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock
+        );
+        std::net::TcpStream::connect(addr).unwrap();
+    }
 
     #[test]
     fn readiness_line_is_exact() {

@@ -71,7 +71,7 @@ fn main() -> std::io::Result<()> {
     // `block_on` would poll its future on this thread, outside the executor: spawn the server
     // so that accepting and serving both run on the executor's threads.
     task::block_on(task::spawn(async move {
-        let listener = TcpListener::bind(args.addr()).await?;
+        let listener = TcpListener::from(demo_contract::listen(args.addr())?);
         let stop = for_async_io::shutdown_signal()?;
         demo.announce(listener.local_addr()?);
         let incoming = listener.incoming().map(|stream| stream.map(FuturesIo::new));

@@ -70,7 +70,7 @@ fn main() -> std::io::Result<()> {
 
     // This thread only waits: accepting and serving both run on the executor's threads.
     smol::block_on(EXECUTOR.spawn(async move {
-        let listener = TcpListener::bind(args.addr()).await?;
+        let listener = TcpListener::try_from(demo_contract::listen(args.addr())?)?;
         let stop = for_async_io::shutdown_signal()?;
         demo.announce(listener.local_addr()?);
         let incoming = listener.incoming().map(|stream| stream.map(FuturesIo::new));

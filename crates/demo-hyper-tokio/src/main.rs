@@ -60,7 +60,7 @@ fn main() -> std::io::Result<()> {
     let (runtime, flavour) = for_tokio::runtime(args.threads)?;
     let demo = Demo::new(&STACK, flavour, &args);
     runtime.block_on(async {
-        let listener = TcpListener::bind(args.addr()).await?;
+        let listener = TcpListener::from_std(demo_contract::listen(args.addr())?)?;
         let stop = Shutdown::on_signal()?;
         demo.announce(listener.local_addr()?);
         let incoming = futures_lite::stream::poll_fn(|cx| {

@@ -7,6 +7,8 @@
 //! 3 × sleep. Every server runs in a [`ServerProcess`], which kills it when dropped, so a
 //! failing check leaves no process behind.
 
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -32,7 +34,11 @@ macro_rules! contract_tests {
             threads_flag_sets_the_reactor_threads,
             sigterm_exits_0_promptly,
             sigint_exits_0_promptly,
-            sigterm_lets_the_request_in_flight_finish
+            sigterm_lets_the_request_in_flight_finish,
+            malformed_requests_get_an_error_and_serving_goes_on,
+            oversized_headers_get_an_error_and_serving_goes_on,
+            binds_loopback_by_default_and_says_so,
+            keeps_accepting_after_running_out_of_file_descriptors
         );
     };
     (@each $binary:expr => $($check:ident),*) => {
@@ -316,5 +322,117 @@ pub fn sigterm_lets_the_request_in_flight_finish(binary: &str) {
         assert_eq!(reply.status, 200);
         let status = server.wait().await.expect("the exit status");
         assert!(status.success(), "{status}");
+    });
+}
+
+/// Writes `raw` bytes to the server on a fresh connection and returns what came back before
+/// the server closed the connection or went quiet for 5 s.
+fn exchange_raw(endpoint: &Endpoint, raw: &[u8]) -> String {
+    let mut stream = TcpStream::connect((endpoint.host.as_str(), endpoint.port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("a read timeout");
+    // The server may close as soon as it has seen enough: a failed write is an answer too.
+    let _ = stream.write_all(raw);
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The server answered `raw` with a 4xx or by closing the connection, and still serves.
+fn survives_raw(binary: &str, raw: &[u8], what: &str) {
+    block_on(async {
+        let mut server = start(binary, &[]).await;
+        let endpoint = server.endpoint().clone();
+        let raw = raw.to_vec();
+        let answer = tokio::task::spawn_blocking(move || exchange_raw(&endpoint, &raw))
+            .await
+            .unwrap();
+        assert!(
+            answer.is_empty()
+                || answer.starts_with("HTTP/1.1 4")
+                || answer.starts_with("HTTP/1.0 4"),
+            "{what}: answered {answer:?}"
+        );
+        assert_eq!(
+            server.exited(),
+            None,
+            "{what} stopped the server: {}",
+            server.stderr()
+        );
+        assert_eq!(
+            get(server.endpoint(), "/ping").await.status,
+            200,
+            "after {what}"
+        );
+    });
+}
+
+pub fn malformed_requests_get_an_error_and_serving_goes_on(binary: &str) {
+    survives_raw(
+        binary,
+        b"THIS IS NOT HTTP\r\n\r\n",
+        "a malformed request line",
+    );
+    survives_raw(
+        binary,
+        b"GET /ping HTTP/1.1\r\nHost localhost\r\n\r\n",
+        "a header without a colon",
+    );
+}
+
+pub fn oversized_headers_get_an_error_and_serving_goes_on(binary: &str) {
+    let mut raw = b"GET /ping HTTP/1.1\r\nHost: localhost\r\nX-Big: ".to_vec();
+    raw.extend(std::iter::repeat_n(b'a', 1 << 20));
+    raw.extend(b"\r\n\r\n");
+    survives_raw(binary, &raw, "a 1 MiB header");
+}
+
+pub fn binds_loopback_by_default_and_says_so(binary: &str) {
+    block_on(async {
+        let server = start(binary, &[]).await;
+        assert_eq!(server.endpoint().host, "127.0.0.1");
+        // The stderr line comes just before the readiness line; give the reader a moment.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let said = server.stderr().to_string();
+        assert!(
+            said.contains("bound to 127.0.0.1:") && said.contains("loopback only"),
+            "{said}"
+        );
+    });
+}
+
+/// Starts the server with a soft limit of 64 open files, opens more connections than that,
+/// closes them, and expects the server to serve again: a failed `accept` (EMFILE) must be a
+/// pause, not the end.
+pub fn keeps_accepting_after_running_out_of_file_descriptors(binary: &str) {
+    block_on(async {
+        let script = r#"ulimit -Sn 64 && exec "$0" "$@""#;
+        let args = ["-c".to_owned(), script.to_owned(), binary.to_owned()];
+        let name = Path::new(binary)
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or(binary);
+        let mut server = ServerProcess::start(name, Path::new("/bin/sh"), &args)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        let endpoint = server.endpoint().clone();
+        let flood = (0..120)
+            .filter_map(|_| TcpStream::connect((endpoint.host.as_str(), endpoint.port)).ok())
+            .collect::<Vec<_>>();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        drop(flood);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match get_once(&endpoint, "/ping", Duration::from_secs(2)).await {
+                Ok(reply) if reply.status == 200 => break,
+                outcome => assert!(
+                    Instant::now() < deadline,
+                    "no /ping 10 s after the flood: {outcome:?}; {}",
+                    server.stderr()
+                ),
+            }
+        }
+        assert_eq!(server.exited(), None);
     });
 }

@@ -1,0 +1,409 @@
+//! Faults: whatever ends a run, no server is left behind; a target that fails is reported by
+//! name and the run goes on; results are never half written. Loopback only, every wait bounded.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use bench_client::report::Report;
+use bench_client::target::{self, ServerProcess, TargetError};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+fn bench_client() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bench-client"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("bench-client-faults-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn real_server(name: &str) -> PathBuf {
+    let binary = target::locate(name, &target::default_bin_dir());
+    assert!(
+        binary.is_file(),
+        "no {}: build the servers first (cargo build --workspace)",
+        binary.display()
+    );
+    binary
+}
+
+/// The live children of `pid`, from /proc.
+fn children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map_or("", |(_, rest)| rest)
+            .split_whitespace()
+            .collect();
+        if fields.get(1).and_then(|ppid| ppid.parse::<u32>().ok()) == Some(pid) && fields[0] != "Z"
+        {
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// Whether `pid` is still a running process (a zombie, waiting to be reaped, is not).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Reads the child's stderr until a line contains `needle` (within 20 s); returns the lines.
+fn wait_for_line(child: &mut Child, needle: &str) -> Vec<String> {
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (tell, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // Keep draining after the caller has stopped listening: a closed pipe would make the
+        // client's next eprintln! panic.
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tell.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(100)) {
+            let found = line.contains(needle);
+            seen.push(line);
+            if found {
+                return seen;
+            }
+        }
+    }
+    panic!("no line with {needle:?} within 20 s; saw {seen:?}");
+}
+
+fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("bench-client still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn read_report(dir: &Path) -> Report {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results.json"))
+        .expect("a report")
+}
+
+/// Sends `signal` to a bench-client in the middle of a case and checks that it stops its
+/// server, exits non-zero and leaves the previous results as they were.
+fn interrupting_stops_every_server(signal: Signal) {
+    let out = temp_dir(&format!("{signal}"));
+    std::fs::write(out.join("RESULTS.md"), "the previous run\n").unwrap();
+    let mut client = bench_client()
+        .args([
+            "--servers",
+            "demo-axum,demo-hyper-smol",
+            "--sleep-ms",
+            "1000",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut client, "demo-axum /bad");
+    let servers = children(client.id());
+    assert_eq!(servers.len(), 1, "one server runs at a time: {servers:?}");
+    kill(Pid::from_raw(client.id() as i32), signal).unwrap();
+    let status = wait_within(&mut client, Duration::from_secs(10));
+    assert!(!status.success(), "{signal} gave {status}");
+    for server in servers {
+        assert!(!alive(server), "server {server} survived {signal}");
+    }
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["RESULTS.md"], "nothing new, nothing half-written");
+    assert_eq!(
+        std::fs::read_to_string(out.join("RESULTS.md")).unwrap(),
+        "the previous run\n"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn sigint_mid_run_stops_every_server_and_exits_non_zero() {
+    interrupting_stops_every_server(Signal::SIGINT);
+}
+
+#[test]
+fn sigterm_mid_run_stops_every_server_and_exits_non_zero() {
+    interrupting_stops_every_server(Signal::SIGTERM);
+}
+
+#[test]
+fn a_panic_still_stops_the_server() {
+    let binary = real_server("demo-hyper-tokio");
+    let (tell, pid) = std::sync::mpsc::channel();
+    let panicked = std::thread::spawn(move || {
+        tokio::runtime::Runtime::new().unwrap().block_on(async {
+            let server = ServerProcess::start("demo-hyper-tokio", &binary, &[])
+                .await
+                .unwrap();
+            tell.send(server.pid().unwrap()).unwrap();
+            panic!("a bug in the bench client");
+        })
+    })
+    .join();
+    assert!(panicked.is_err());
+    let pid = pid.recv().unwrap();
+    assert!(!alive(pid), "the server outlived the panic");
+}
+
+#[test]
+fn a_server_that_dies_mid_case_is_reported_and_the_run_goes_on() {
+    let out = temp_dir("dies");
+    let mut client = bench_client()
+        .args([
+            "--servers",
+            "demo-axum,demo-hyper-tokio",
+            "--routes",
+            "/bad,/ok-await",
+            "-n",
+            "3",
+            "--sleep-ms",
+            "400",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut client, "demo-axum /bad");
+    std::thread::sleep(Duration::from_millis(200));
+    for server in children(client.id()) {
+        kill(Pid::from_raw(server as i32), Signal::SIGKILL).unwrap();
+    }
+    let status = wait_within(&mut client, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(1), "a failed target makes the run fail");
+    let report = read_report(&out);
+    let failure = report
+        .failures
+        .iter()
+        .find(|f| f.target == "demo-axum")
+        .expect("demo-axum's failure");
+    assert!(failure.reason.contains("died"), "{}", failure.reason);
+    let measured: Vec<(&str, &str)> = report
+        .cases
+        .iter()
+        .map(|c| (c.target.as_str(), c.route.as_str()))
+        .collect();
+    assert_eq!(
+        measured,
+        [
+            ("demo-hyper-tokio", "/bad"),
+            ("demo-hyper-tokio", "/ok-await")
+        ]
+    );
+    let markdown = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
+    assert!(
+        markdown.contains("| demo-axum | ? (1) | /bad | failed"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| demo-axum | ? (1) | /ok-await | failed"),
+        "{markdown}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+fn script(dir: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn servers_that_fail_to_start_are_named_with_the_reason_and_the_run_goes_on() {
+    let bin = temp_dir("bin");
+    std::os::unix::fs::symlink(real_server("demo-axum"), bin.join("demo-axum")).unwrap();
+    // demo-actix is missing.
+    script(
+        &bin,
+        "demo-hyper-tokio",
+        "echo 'error: Address already in use (os error 98)' >&2; exit 1",
+    );
+    script(&bin, "demo-hyper-async-std", "echo 'hello'; exec sleep 30");
+    let out = temp_dir("start");
+    let run = bench_client()
+        .args([
+            "--servers",
+            "demo-axum,demo-actix,demo-hyper-tokio,demo-hyper-async-std",
+        ])
+        .args([
+            "--routes",
+            "/ok-await",
+            "-n",
+            "2",
+            "--sleep-ms",
+            "20",
+            "--bin-dir",
+        ])
+        .arg(&bin)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let report = read_report(&out);
+    assert_eq!(report.cases.len(), 1, "demo-axum still ran");
+    assert_eq!(report.cases[0].target, "demo-axum");
+    for (target, says) in [
+        ("demo-actix", "no binary at"),
+        ("demo-hyper-tokio", "Address already in use"),
+        ("demo-hyper-async-std", "readiness line \"hello\""),
+    ] {
+        let failure = report
+            .failures
+            .iter()
+            .find(|f| f.target == target)
+            .unwrap_or_else(|| panic!("{target}"));
+        assert!(
+            failure.reason.contains(says),
+            "{target}: {}",
+            failure.reason
+        );
+        assert!(stderr.contains(&format!("FAILED {target}")), "{stderr}");
+    }
+    std::fs::remove_dir_all(&bin).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[tokio::test]
+async fn a_server_without_a_readiness_line_is_given_up_on() {
+    let bin = temp_dir("silent");
+    script(&bin, "silent", "exec sleep 30");
+    let started = Instant::now();
+    let error = ServerProcess::start_within(
+        "silent",
+        &bin.join("silent"),
+        &[],
+        Duration::from_millis(300),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, TargetError::NotReady { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("silent: printed no readiness line"),
+        "{error}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    std::fs::remove_dir_all(&bin).unwrap();
+}
+
+#[test]
+fn an_unreachable_url_is_named_within_seconds() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = temp_dir("url");
+    let started = Instant::now();
+    let run = bench_client()
+        .args([
+            "--url",
+            &format!("gone=http://127.0.0.1:{port}"),
+            "-n",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("FAILED gone") && stderr.contains(&format!("http://127.0.0.1:{port}/ping")),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    for (args, says) in [
+        (&["--concurrency", "0"][..], "--concurrency"),
+        (&["--concurrency", "banana"], "banana"),
+        (&["--servers", "demo-rocket"], "demo-hyper-smol"),
+        (&["--url", "nolabel"], "LABEL=URL"),
+    ] {
+        let run = bench_client().args(args).output().unwrap();
+        assert_eq!(run.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+/// 10,000 concurrent `/ok-await` requests on every server, with 0 errors, started from the
+/// usual soft limit of 1024 open files: the bench client must raise it (for itself and the
+/// servers it spawns), and the servers' listen backlog must hold the burst.
+#[test]
+fn ten_thousand_concurrent_awaits_complete_on_every_server() {
+    let out = temp_dir("10k");
+    let command = format!(
+        r#"ulimit -Sn 1024 && exec "{}" --routes /ok-await -n 10000 --sleep-ms 500 --out "{}""#,
+        env!("CARGO_BIN_EXE_bench-client"),
+        out.display()
+    );
+    let run = Command::new("/bin/sh")
+        .args(["-c", &command])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report = read_report(&out);
+    assert_eq!(report.cases.len(), 5);
+    for case in &report.cases {
+        assert_eq!(
+            (case.ok, case.err),
+            (10_000, 0),
+            "{}: {:?}",
+            case.target,
+            case.errors
+        );
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
