@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# The main job: build the five servers and the bench client (release), then run the full
-# comparison, which rewrites results/ and the results block of README.md.
-# Extra arguments go to bench-client (see `scripts/run.sh --help`); with them, only the full
+# The main job: build the five servers and the bench client (release), then regenerate
+# results/ from real runs:
+#   results/           the default comparison (the original experiment, both probes) and the
+#                      results block of README.md
+#   results/threads/   the thread matrix: the same cases at 1, 2 and 4 reactor threads
+#   results/sweep/     the concurrency sweep, N = 1 .. 10,000, with its plots
+# With arguments, runs only `bench-client ARGS...` (see `scripts/run.sh --help`); only the full
 # default comparison touches the README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins
-exec "${CARGO_TARGET_DIR:-target}/release/bench-client" --readme README.md "$@"
+bench="${CARGO_TARGET_DIR:-target}/release/bench-client"
+if [ "$#" -gt 0 ]; then
+    exec "$bench" --readme README.md "$@"
+fi
+"$bench" --readme README.md
+"$bench" --threads 1,2,4 --out results/threads
+"$bench" sweep --out results/sweep

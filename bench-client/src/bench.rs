@@ -8,10 +8,11 @@ use std::time::Duration;
 use demo_contract::{Pong, Route, Work};
 use serde::{Deserialize, Serialize};
 
-use crate::burst::{self, Burst, REQUEST_TIMEOUT};
+use crate::burst::{self, REQUEST_TIMEOUT};
 use crate::http::{Endpoint, get_once};
+use crate::open_loop::OpenLoopProbe;
 use crate::probe::Pinger;
-use crate::stats::{Ideals, PingStats, Verdict};
+use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
 use crate::target::{ServerProcess, Target};
 
 /// The pinger's head start before the burst: it is already waiting on the server when the
@@ -35,8 +36,30 @@ pub struct Plan {
     pub concurrency: usize,
     pub sleep_ms: u64,
     pub ping_every_ms: u64,
-    /// Reactor threads of each spawned server.
-    pub threads: usize,
+    /// Reactor-thread counts: every spawned server runs the plan once at each.
+    pub threads: Vec<usize>,
+    /// Which pingers run beside each burst.
+    pub probe: Probe,
+}
+
+/// The pingers: the original's closed loop, the open loop that keeps its schedule, or both
+/// side by side (the default), so that a reader sees what the closed loop hides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Probe {
+    Closed,
+    Open,
+    Both,
+}
+
+impl Probe {
+    fn closed(self) -> bool {
+        self != Probe::Open
+    }
+
+    fn open(self) -> bool {
+        self != Probe::Closed
+    }
 }
 
 impl Default for Plan {
@@ -46,7 +69,8 @@ impl Default for Plan {
             concurrency: 10,
             sleep_ms: 500,
             ping_every_ms: 50,
-            threads: 1,
+            threads: vec![1],
+            probe: Probe::Both,
         }
     }
 }
@@ -75,7 +99,11 @@ pub struct Case {
     /// Whether that thread polls request futures: `None` if the answers disagree or the
     /// server does not say.
     pub on_reactor: Option<bool>,
+    /// The closed-loop pinger (the original's); empty with `--probe open`.
     pub ping: PingStats,
+    /// The open-loop probe, unless `--probe closed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenLoopStats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,88 +145,171 @@ impl TargetRun {
     }
 }
 
-/// Runs the plan against one target: starts it (if spawned), warms it up, measures each
-/// route, stops it. Failures are recorded, never raised: the run goes on with the next target.
-pub async fn run_target(target: &Target, plan: &Plan, on: &mut impl FnMut(Event<'_>)) -> TargetRun {
+/// The (target, reactor threads) pairs a plan runs, in order: every thread count for each
+/// spawned server, one after another; an external target once, at the first count, since
+/// its threads are not ours to set.
+pub fn schedule<'a>(targets: &'a [Target], plan: &Plan) -> Vec<(&'a Target, usize)> {
+    let mut runs = Vec::new();
+    for (index, &threads) in plan.threads.iter().enumerate() {
+        for target in targets {
+            if index == 0 || matches!(target, Target::Spawn { .. }) {
+                runs.push((target, threads));
+            }
+        }
+    }
+    runs
+}
+
+/// How many cases a plan measures.
+pub fn case_count(targets: &[Target], plan: &Plan) -> usize {
+    schedule(targets, plan).len() * plan.routes.len()
+}
+
+/// Runs the whole plan: [`run_target`] for each pair of [`schedule`].
+pub async fn run_plan(
+    targets: &[Target],
+    plan: &Plan,
+    on: &mut impl FnMut(Event<'_>),
+) -> TargetRun {
+    let mut all = TargetRun::default();
+    for (target, threads) in schedule(targets, plan) {
+        let run = run_target(target, plan, threads, on).await;
+        all.cases.extend(run.cases);
+        all.failures.extend(run.failures);
+    }
+    all
+}
+
+/// Runs the plan against one target with `threads` reactor threads: starts it (if spawned),
+/// warms it up, measures each route, stops it. Failures are recorded, never raised: the run
+/// goes on with the next target.
+pub async fn run_target(
+    target: &Target,
+    plan: &Plan,
+    threads: usize,
+    on: &mut impl FnMut(Event<'_>),
+) -> TargetRun {
     let label = target.label();
     on(Event::Starting {
         target: label,
-        threads: plan.threads,
+        threads,
     });
     let mut run = TargetRun::default();
     let failed = |route: Option<Route>, reason: String| Failure {
         target: label.to_owned(),
-        reactor_threads: plan.threads,
+        reactor_threads: threads,
         route: route.map(|route| route.path().to_owned()),
         reason,
     };
 
-    let (mut server, endpoint, query) = match target {
-        Target::Spawn { name, binary } => {
-            let args = [
-                "--threads".to_owned(),
-                plan.threads.to_string(),
-                "--sleep-ms".to_owned(),
-                plan.sleep_ms.to_string(),
-            ];
-            match ServerProcess::start(name, binary, &args).await {
-                Ok(server) => {
-                    let endpoint = server.endpoint().clone();
-                    (Some(server), endpoint, String::new())
-                }
-                Err(error) => {
-                    run.fail(failed(None, error.to_string()), on);
-                    return run;
-                }
-            }
-        }
-        Target::External { endpoint, .. } => {
-            (None, endpoint.clone(), format!("?ms={}", plan.sleep_ms))
-        }
-    };
-
-    let pong = match warm_up(&endpoint).await {
-        Ok(pong) => pong,
+    let mut running = match Running::start(target, threads, plan.sleep_ms).await {
+        Ok(running) => running,
         Err(reason) => {
             run.fail(failed(None, reason), on);
-            stop(server, &mut run, failed, on).await;
             return run;
         }
     };
-    let runtime = pong.as_ref().map(|pong| pong.runtime.clone());
-    let threads = pong
+    let runtime = running.pong.as_ref().map(|pong| pong.runtime.clone());
+    let reported_threads = running
+        .pong
         .as_ref()
-        .map_or(plan.threads, |pong| pong.reactor_threads);
+        .map_or(threads, |pong| pong.reactor_threads);
 
     for &route in &plan.routes {
         on(Event::Running {
             target: label,
             route,
         });
-        let mut case = measure(&endpoint, route, &query, plan).await;
+        let mut case = measure(
+            &running.endpoint,
+            route,
+            &running.query,
+            plan,
+            reported_threads,
+        )
+        .await;
         case.target = label.to_owned();
         case.runtime = runtime.clone();
-        case.reactor_threads = threads;
-        if let Some(status) = server.as_mut().and_then(ServerProcess::exited) {
-            let stderr = server
-                .as_ref()
-                .map(|server| server.stderr().to_string())
-                .unwrap_or_default();
-            run.fail(
-                failed(
-                    Some(route),
-                    format!("the server died during the case ({status}){stderr}"),
-                ),
-                on,
-            );
+        if let Some(reason) = running.died() {
+            run.fail(failed(Some(route), reason), on);
             return run;
         }
         on(Event::Measured(&case));
         run.cases.push(case);
         tokio::time::sleep(PAUSE).await;
     }
-    stop(server, &mut run, failed, on).await;
+    if let Err(reason) = running.finish().await {
+        run.fail(failed(None, reason), on);
+    }
     run
+}
+
+/// A target ready to measure: started if it is ours to start, and warmed up.
+#[derive(Debug)]
+pub struct Running {
+    /// The spawned server; `None` for an external target.
+    pub server: Option<ServerProcess>,
+    pub endpoint: Endpoint,
+    /// Appended to each work route: `?ms=` for an external target, which we cannot start
+    /// with `--sleep-ms`.
+    pub query: String,
+    /// The server's description of itself, if it gives one (the original FastAPI app does not).
+    pub pong: Option<Pong>,
+}
+
+impl Running {
+    /// Spawns the target (with `threads` reactor threads and `sleep_ms` as its sleep) or
+    /// takes its URL, then warms it up. The error names the target and says why.
+    pub async fn start(target: &Target, threads: usize, sleep_ms: u64) -> Result<Running, String> {
+        let (server, endpoint, query) = match target {
+            Target::Spawn { name, binary } => {
+                let args = [
+                    "--threads".to_owned(),
+                    threads.to_string(),
+                    "--sleep-ms".to_owned(),
+                    sleep_ms.to_string(),
+                ];
+                let server = ServerProcess::start(name, binary, &args)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                let endpoint = server.endpoint().clone();
+                (Some(server), endpoint, String::new())
+            }
+            Target::External { endpoint, .. } => {
+                (None, endpoint.clone(), format!("?ms={sleep_ms}"))
+            }
+        };
+        // On failure `server` is dropped here, which stops it.
+        let pong = warm_up(&endpoint).await?;
+        Ok(Running {
+            server,
+            endpoint,
+            query,
+            pong,
+        })
+    }
+
+    /// Why the spawned server is gone, if it died.
+    pub fn died(&mut self) -> Option<String> {
+        let server = self.server.as_mut()?;
+        let status = server.exited()?;
+        Some(format!(
+            "the server died during the case ({status}){}",
+            server.stderr()
+        ))
+    }
+
+    /// Stops a spawned server; one that does not exit cleanly is a failure of its own.
+    pub async fn finish(self) -> Result<(), String> {
+        let Some(server) = self.server else {
+            return Ok(());
+        };
+        match server.stop().await {
+            Ok(status) if status.success() => Ok(()),
+            Ok(status) => Err(format!("did not stop cleanly: {status}")),
+            Err(error) => Err(format!("could not be stopped: {error}")),
+        }
+    }
 }
 
 /// One `GET /ping` before measuring: the first connection and the lazy set-up of each
@@ -215,45 +326,45 @@ async fn warm_up(endpoint: &Endpoint) -> Result<Option<Pong>, String> {
     }
 }
 
-/// Stops a spawned server; one that does not exit cleanly is a failure of its own.
-async fn stop(
-    server: Option<ServerProcess>,
-    run: &mut TargetRun,
-    failed: impl Fn(Option<Route>, String) -> Failure,
-    on: &mut impl FnMut(Event<'_>),
-) {
-    let Some(server) = server else { return };
-    let reason = match server.stop().await {
-        Ok(status) if status.success() => return,
-        Ok(status) => format!("did not stop cleanly: {status}"),
-        Err(error) => format!("could not be stopped: {error}"),
-    };
-    run.fail(failed(None, reason), on);
-}
-
-/// One case: pinger, head start, burst, pinger stopped.
-pub async fn measure(endpoint: &Endpoint, route: Route, query: &str, plan: &Plan) -> Case {
-    let pinger = Pinger::start(endpoint.clone(), Duration::from_millis(plan.ping_every_ms));
+/// One case: the pingers, a head start, the burst, the pingers stopped. `threads` is the
+/// server's count of reactor threads, which sets the serialised ideal.
+pub async fn measure(
+    endpoint: &Endpoint,
+    route: Route,
+    query: &str,
+    plan: &Plan,
+    threads: usize,
+) -> Case {
+    let every = Duration::from_millis(plan.ping_every_ms);
+    let closed = plan
+        .probe
+        .closed()
+        .then(|| Pinger::start(endpoint.clone(), every));
+    let open = plan
+        .probe
+        .open()
+        .then(|| OpenLoopProbe::start(endpoint.clone(), every));
     tokio::time::sleep(HEAD_START).await;
     let path = format!("{}{query}", route.path());
     let burst = burst::fire(endpoint, &path, plan.concurrency, REQUEST_TIMEOUT).await;
-    let pings = pinger.stop().await;
-    summarise(
-        route,
-        plan,
-        &burst,
-        PingStats::from_samples(pings.samples_ms, pings.errors),
-    )
-}
-
-fn summarise(route: Route, plan: &Plan, burst: &Burst, ping: PingStats) -> Case {
+    let ping = match closed {
+        Some(pinger) => {
+            let pings = pinger.stop().await;
+            PingStats::from_samples(pings.samples_ms, pings.errors)
+        }
+        None => PingStats::from_samples(Vec::new(), Vec::new()),
+    };
+    let open_loop = match open {
+        Some(probe) => Some(OpenLoopStats::from_record(probe.stop().await)),
+        None => None,
+    };
     let wall_ms = burst.wall.as_secs_f64() * 1000.0;
-    let ideals = Ideals::new(plan.concurrency, plan.sleep_ms, plan.threads);
+    let ideals = Ideals::new(plan.concurrency, plan.sleep_ms, threads);
     let (sleep_thread, on_reactor) = where_it_ran(&burst.work());
     Case {
         target: String::new(),
         runtime: None,
-        reactor_threads: plan.threads,
+        reactor_threads: threads,
         route: route.path().to_owned(),
         n: plan.concurrency,
         sleep_ms: plan.sleep_ms,
@@ -270,6 +381,7 @@ fn summarise(route: Route, plan: &Plan, burst: &Burst, ping: PingStats) -> Case 
         sleep_thread,
         on_reactor,
         ping,
+        open_loop,
     }
 }
 
@@ -290,7 +402,7 @@ pub fn where_it_ran(work: &[Work]) -> (Option<String>, Option<bool>) {
 }
 
 /// Routes as their paths in JSON.
-mod route_paths {
+pub(crate) mod route_paths {
     use demo_contract::Route;
     use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
 

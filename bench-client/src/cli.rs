@@ -6,8 +6,9 @@ use clap::Parser;
 use clap::builder::RangedU64ValueParser;
 use demo_contract::{MAX_SLEEP_MS, Route};
 
-use crate::bench::Plan;
+use crate::bench::{Plan, Probe};
 use crate::http::Endpoint;
+use crate::sweep::SweepPlan;
 use crate::target::{self, SERVERS, Target};
 
 /// Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one
@@ -28,10 +29,13 @@ meanwhile.\n\n\
 Without --servers or --url it runs the full comparison of the five demo servers (found beside \
 this binary) and writes RESULTS.md and results.json into --out."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// Demo servers to spawn, comma-separated [default: all five, unless --url is given]
-    #[arg(long, value_delimiter = ',', value_parser = server_name)]
-    pub servers: Vec<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub spawn: ServerArgs,
 
     /// An external target, e.g. the original FastAPI app: LABEL=http://HOST:PORT (repeatable).
     /// It gets the sleep as ?ms=.
@@ -54,22 +58,103 @@ pub struct Cli {
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub ping_every_ms: u64,
 
-    /// Reactor threads of each spawned server
-    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
-    pub threads: usize,
+    /// Reactor threads of each spawned server, comma-separated: `1,2,4` runs every server at
+    /// each count (the thread matrix)
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    pub threads: Vec<usize>,
+
+    /// The pingers beside each burst: the original's closed loop, an open loop that keeps its
+    /// schedule and measures from it (correcting coordinated omission), or both
+    #[arg(long, value_enum, default_value_t = Probe::Both)]
+    pub probe: Probe,
 
     /// Folder for RESULTS.md and results.json
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
 
-    /// Folder of the server binaries [default: the folder of this binary]
-    #[arg(long, value_name = "DIR")]
-    pub bin_dir: Option<PathBuf>,
-
     /// Also rewrite the results block of this Markdown file (the README); done only for the
     /// full default comparison, so that a partial run never stands in for it
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
+}
+
+/// Which demo servers to spawn, and where their binaries are.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerArgs {
+    /// Demo servers to spawn, comma-separated [default: all five, unless --url is given]
+    #[arg(long, value_delimiter = ',', value_parser = server_name)]
+    pub servers: Vec<String>,
+
+    /// Folder of the server binaries [default: the folder of this binary]
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+}
+
+impl ServerArgs {
+    /// The servers to spawn, all five if none were named (and `all_by_default`). A server
+    /// whose binary is missing is still a target: it fails at its turn, by name, and the
+    /// others run.
+    pub fn targets(&self, all_by_default: bool) -> Vec<Target> {
+        let names: Vec<&str> = if self.servers.is_empty() && all_by_default {
+            SERVERS.to_vec()
+        } else {
+            self.servers.iter().map(String::as_str).collect()
+        };
+        let dir = self.bin_dir.clone().unwrap_or_else(target::default_bin_dir);
+        names
+            .into_iter()
+            .map(|name| Target::Spawn {
+                name: name.to_owned(),
+                binary: target::locate(name, &dir),
+            })
+            .collect()
+    }
+}
+
+/// What else the bench client can do.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// The concurrency sweep: each work route at each N on each server (no pinger), with a
+    /// table and an SVG plot (wall time against N, log axes) per route
+    Sweep(SweepArgs),
+}
+
+/// `bench-client sweep`.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub spawn: ServerArgs,
+
+    /// Work routes to sweep, comma-separated
+    #[arg(long, value_delimiter = ',', value_parser = work_route, default_value = "/bad,/ok-blocking,/ok-await")]
+    pub routes: Vec<Route>,
+
+    /// The concurrency values, comma-separated
+    #[arg(short = 'n', long, value_delimiter = ',', default_value = "1,10,100,1000,10000", value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub concurrency: Vec<usize>,
+
+    /// Sleep of each work request, in milliseconds (short: /bad at N = 1000 takes N sleeps)
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=MAX_SLEEP_MS))]
+    pub sleep_ms: u64,
+
+    /// Reactor threads of each server
+    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    pub threads: usize,
+
+    /// Folder for SWEEP.md, sweep.json and the plots
+    #[arg(long, default_value = "results/sweep")]
+    pub out: PathBuf,
+}
+
+impl SweepArgs {
+    pub fn plan(&self) -> SweepPlan {
+        SweepPlan {
+            routes: self.routes.clone(),
+            concurrency: self.concurrency.clone(),
+            sleep_ms: self.sleep_ms,
+            threads: self.threads,
+        }
+    }
 }
 
 impl Cli {
@@ -79,35 +164,26 @@ impl Cli {
             concurrency: self.concurrency,
             sleep_ms: self.sleep_ms,
             ping_every_ms: self.ping_every_ms,
-            threads: self.threads,
+            threads: self.threads.clone(),
+            probe: self.probe,
         }
     }
 
     /// Whether this is the full default comparison: every server, the original's parameters.
     pub fn is_full_comparison(&self) -> bool {
         self.urls.is_empty()
-            && (self.servers.is_empty() || self.servers.len() == SERVERS.len())
+            && (self.spawn.servers.is_empty() || self.spawn.servers.len() == SERVERS.len())
             && self.plan() == Plan::default()
     }
 
-    /// The targets, spawned servers first. A server whose binary is missing is still a
-    /// target: it fails at its turn, by name, and the others run.
+    /// The targets, spawned servers first.
     pub fn targets(&self) -> Vec<Target> {
-        let servers: Vec<&str> = if self.servers.is_empty() && self.urls.is_empty() {
-            SERVERS.to_vec()
-        } else {
-            self.servers.iter().map(String::as_str).collect()
-        };
-        let dir = self.bin_dir.clone().unwrap_or_else(target::default_bin_dir);
-        let spawned = servers.into_iter().map(|name| Target::Spawn {
-            name: name.to_owned(),
-            binary: target::locate(name, &dir),
-        });
-        let external = self.urls.iter().map(|(label, endpoint)| Target::External {
+        let mut targets = self.spawn.targets(self.urls.is_empty());
+        targets.extend(self.urls.iter().map(|(label, endpoint)| Target::External {
             label: label.clone(),
             endpoint: endpoint.clone(),
-        });
-        spawned.chain(external).collect()
+        }));
+        targets
     }
 }
 
@@ -152,7 +228,7 @@ mod tests {
     fn defaults_reproduce_the_original_experiment() {
         let cli = parse(&[]).unwrap();
         assert_eq!(cli.plan(), Plan::default());
-        assert!(cli.servers.is_empty() && cli.urls.is_empty());
+        assert!(cli.spawn.servers.is_empty() && cli.urls.is_empty() && cli.command.is_none());
         assert_eq!(cli.out, PathBuf::from("results"));
         assert!(cli.is_full_comparison());
         assert!(!parse(&["-n", "3"]).unwrap().is_full_comparison());
@@ -180,7 +256,7 @@ mod tests {
             "5",
         ])
         .unwrap();
-        assert_eq!(cli.servers, ["demo-axum", "demo-hyper-smol"]);
+        assert_eq!(cli.spawn.servers, ["demo-axum", "demo-hyper-smol"]);
         assert_eq!(cli.urls[0].0, "fastapi");
         assert_eq!(cli.urls[0].1.port, 8000);
         assert_eq!(cli.routes, [Route::Bad, Route::OkBlocking]);
@@ -205,6 +281,57 @@ mod tests {
             assert_eq!(error.exit_code(), 2, "{args:?}");
             assert!(error.to_string().contains(says), "{args:?}: {error}");
         }
+    }
+
+    #[test]
+    fn the_sweep_reads_its_lists() {
+        let cli = parse(&["sweep"]).unwrap();
+        let Some(Command::Sweep(sweep)) = cli.command else {
+            panic!("a sweep")
+        };
+        assert_eq!(sweep.plan(), SweepPlan::default());
+        assert_eq!(sweep.out, PathBuf::from("results/sweep"));
+        let cli = parse(&[
+            "sweep",
+            "-n",
+            "1,50,5000",
+            "--routes",
+            "/ok-await",
+            "--servers",
+            "demo-actix",
+            "--threads",
+            "2",
+        ])
+        .unwrap();
+        let Some(Command::Sweep(sweep)) = cli.command else {
+            panic!("a sweep")
+        };
+        assert_eq!(sweep.plan().concurrency, [1, 50, 5000]);
+        assert_eq!(sweep.plan().routes, [Route::OkAwait]);
+        assert_eq!(sweep.plan().threads, 2);
+        assert_eq!(sweep.spawn.targets(true).len(), 1);
+    }
+
+    #[test]
+    fn the_sweep_refuses_bad_lists() {
+        for args in [
+            &["sweep", "-n", "1,0"][..],
+            &["sweep", "-n", "1,x"],
+            &["sweep", "-n", ""],
+            &["sweep", "--routes", "/ping"],
+            &["-n", "3", "sweep"],
+        ] {
+            assert_eq!(parse(args).unwrap_err().exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn the_thread_matrix_is_a_list() {
+        assert_eq!(
+            parse(&["--threads", "1,2,4"]).unwrap().plan().threads,
+            [1, 2, 4]
+        );
+        assert_eq!(parse(&["--threads", "1,0"]).unwrap_err().exit_code(), 2);
     }
 
     #[test]

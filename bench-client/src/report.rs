@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{Case, Failure, Plan};
 use crate::environment::Environment;
-use crate::stats::Verdict;
+use crate::plot::{self, LatencySamples};
+use crate::stats::{Ideals, OpenLoopStats, Verdict};
 
 /// The markers of the README's results block, which [`Report::refresh_readme`] rewrites.
 pub const README_BEGIN: &str = "<!-- results:begin (written by bench-client; do not edit) -->";
@@ -76,6 +77,17 @@ pub fn terminal_block(case: &Case) -> String {
     let _ = writeln!(out, "ping p50_ms  : {}", ms(ping.p50_ms));
     let _ = writeln!(out, "ping p95_ms  : {}", ms(ping.p95_ms));
     let _ = writeln!(out, "ping max_ms  : {}", ms(ping.max_ms));
+    if let Some(open) = &case.open_loop {
+        let _ = writeln!(
+            out,
+            "open loop    : {} sent, {} answered, p50 {} / p99 {} / max {} ms",
+            open.scheduled,
+            with_failed(open.answered, open.errors),
+            ms(open.p50_ms),
+            ms(open.p99_ms),
+            ms(open.max_ms)
+        );
+    }
     out
 }
 
@@ -143,13 +155,22 @@ impl Report {
             plan.ping_every_ms,
             crate::bench::HEAD_START.as_millis()
         );
+        let threads: Vec<String> = plan.threads.iter().map(usize::to_string).collect();
         let _ = writeln!(
             out,
-            "- {} reactor thread(s) per spawned server; targets measured one after another",
-            plan.threads
+            "- reactor threads per spawned server: {}; targets measured one after another",
+            threads.join(", ")
         );
         out.push_str("\n## Comparison\n\n");
         out.push_str(&self.comparison_table());
+        if let Some(probes) = self.probe_table() {
+            out.push_str("\n## The two probes\n\n");
+            out.push_str(&probes);
+            out.push('\n');
+            for route in self.cdf_routes() {
+                let _ = writeln!(out, "![{route}]({})", Self::cdf_name(route));
+            }
+        }
         if !self.failures.is_empty() {
             out.push_str("\n## Failures\n\n");
             for failure in &self.failures {
@@ -193,11 +214,7 @@ impl Report {
              |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
         );
         for case in &self.cases {
-            let samples = if case.ping.errors == 0 {
-                case.ping.samples.to_string()
-            } else {
-                format!("{} (+{} failed)", case.ping.samples, case.ping.errors)
-            };
+            let samples = with_failed(case.ping.samples, case.ping.errors);
             let _ = writeln!(
                 out,
                 "| {} | {} ({}) | {} | {} | {:.1} | {} | {}/{} | {} | {} | {} | {} | {} |",
@@ -233,6 +250,47 @@ impl Report {
              the original bench's nearest-rank rule.\n",
         );
         out
+    }
+
+    /// The two probes side by side, if the open-loop one ran: what the closed loop saw, and
+    /// what a client sending on schedule saw.
+    pub fn probe_table(&self) -> Option<String> {
+        if self.cases.iter().all(|case| case.open_loop.is_none()) {
+            return None;
+        }
+        let mut out = String::from(
+            "| stack | reactor threads | route | closed loop: samples | p50 | p95 | max \
+             | open loop: sent | answered | p50 | p99 | max |\n\
+             |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for case in &self.cases {
+            let Some(open) = &case.open_loop else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&case.target),
+                case.reactor_threads,
+                case.route,
+                with_failed(case.ping.samples, case.ping.errors),
+                ms(case.ping.p50_ms),
+                ms(case.ping.p95_ms),
+                ms(case.ping.max_ms),
+                open.scheduled,
+                with_failed(open.answered, open.errors),
+                ms(open.p50_ms),
+                ms(open.p99_ms),
+                ms(open.max_ms),
+            );
+        }
+        out.push_str(
+            "\nThe closed loop sends a ping only after the last one returned, so a stall costs it \
+             samples; the open loop keeps its schedule and times each ping from when it should \
+             have left (the correction wrk2 makes for coordinated omission). Open-loop \
+             percentiles come from an HDR histogram (3 significant digits).\n",
+        );
+        Some(out)
     }
 
     /// Each case that was planned but not measured, with the first failure of its target:
@@ -278,6 +336,10 @@ impl Report {
                 .unwrap_or(&self.environment.git_commit),
         );
         out.push_str(&self.comparison_table());
+        if let Some(probes) = self.probe_table() {
+            out.push_str("\nThe two probes, side by side:\n\n");
+            out.push_str(&probes);
+        }
         out.push('\n');
         for sentence in self.findings() {
             let _ = writeln!(out, "- {sentence}");
@@ -304,78 +366,23 @@ impl Report {
     /// Plain sentences derived from this run's figures, one or two per route.
     pub fn findings(&self) -> Vec<String> {
         let mut sentences = Vec::new();
-        for route in &self.plan.routes {
-            let cases: Vec<&Case> = self
-                .cases
-                .iter()
-                .filter(|case| case.route == route.path())
-                .collect();
-            if cases.is_empty() {
-                continue;
-            }
-            let serialised: Vec<&str> = names(&cases, |case| case.verdict == Verdict::Serialised);
-            let concurrent: Vec<&str> = names(&cases, |case| case.verdict == Verdict::Concurrent);
-            let every = match cases.as_slice() {
-                [only] => only.target.clone(),
-                [_, _] => "both stacks".to_owned(),
-                _ => format!("all {} stacks", cases.len()),
-            };
-            let verdicts = match (serialised.is_empty(), concurrent.is_empty()) {
-                (false, true) => format!("serialised on {every}"),
-                (true, false) => format!("concurrent on {every}"),
-                _ => format!(
-                    "serialised on {} but concurrent on {}",
-                    serialised.join(", "),
-                    concurrent.join(", ")
-                ),
-            };
-            let walls: Vec<f64> = cases.iter().map(|case| case.wall_ms).collect();
-            let p50s: Vec<f64> = cases.iter().filter_map(|case| case.ping.p50_ms).collect();
-            let maxes: Vec<f64> = cases.iter().filter_map(|case| case.ping.max_ms).collect();
-            let samples: Vec<f64> = cases.iter().map(|case| case.ping.samples as f64).collect();
-            sentences.push(format!(
-                "`{route}` was {verdicts}: wall {} ms against one sleep of {} ms; the pinger got {} \
-                 samples, p50 {} ms, max {} ms.",
-                range(&walls, 0),
-                self.plan.sleep_ms,
-                range(&samples, 0),
-                range(&p50s, 1),
-                range(&maxes, 1),
-            ));
-            if !serialised.is_empty() && self.plan.sleep_ms > 0 {
-                sentences.push(self.slowest_ping(route.path(), &cases));
-            }
-            let on_reactor = names(&cases, |case| case.on_reactor == Some(true));
-            let off_reactor = names(&cases, |case| case.on_reactor == Some(false));
-            if !on_reactor.is_empty() && !off_reactor.is_empty() {
-                sentences.push(format!(
-                    "`{route}` slept on a reactor thread on {} and on a pool thread on {}.",
-                    on_reactor.join(", "),
-                    off_reactor.join(", ")
-                ));
-            }
-            let failing: Vec<String> = cases
-                .iter()
-                .filter(|case| case.ping.errors > 0 || case.err > 0)
-                .map(|case| {
-                    let first = case.errors.first().map(|e| e.reason.as_str()).or(case
-                        .ping
-                        .error_reasons
-                        .first()
-                        .map(String::as_str));
-                    format!(
-                        "on {}, {} of {} requests and {} of {} pings failed (first: {})",
-                        case.target,
-                        case.err,
-                        case.n,
-                        case.ping.errors,
-                        case.ping.errors + case.ping.samples,
-                        first.unwrap_or("no reason given")
-                    )
-                })
-                .collect();
-            if !failing.is_empty() {
-                sentences.push(format!("During `{route}`, {}.", failing.join("; ")));
+        let matrix = self.plan.threads.len() > 1;
+        for &threads in &self.plan.threads {
+            for route in &self.plan.routes {
+                let cases: Vec<&Case> = self
+                    .cases
+                    .iter()
+                    .filter(|case| case.route == route.path() && case.reactor_threads == threads)
+                    .collect();
+                if cases.is_empty() {
+                    continue;
+                }
+                let at = if matrix {
+                    format!("With {}, ", reactor_threads(threads))
+                } else {
+                    String::new()
+                };
+                sentences.extend(self.route_findings(&at, route.path(), &cases));
             }
         }
         if !self.failures.is_empty() {
@@ -383,6 +390,91 @@ impl Report {
                 "{} target(s) could not be measured in full; see Failures.",
                 self.failures.len()
             ));
+        }
+        sentences
+    }
+
+    /// The sentences about one route at one thread count; `at` leads the first of them.
+    fn route_findings(&self, at: &str, route: &str, cases: &[&Case]) -> Vec<String> {
+        let mut sentences = Vec::new();
+        let serialised: Vec<&str> = names(cases, |case| case.verdict == Verdict::Serialised);
+        let concurrent: Vec<&str> = names(cases, |case| case.verdict == Verdict::Concurrent);
+        let every = match cases {
+            [only] => only.target.clone(),
+            [_, _] => "both stacks".to_owned(),
+            _ => format!("all {} stacks", cases.len()),
+        };
+        let verdicts = match (serialised.is_empty(), concurrent.is_empty()) {
+            (false, true) => format!("serialised on {every}"),
+            (true, false) => format!("concurrent on {every}"),
+            _ => format!(
+                "serialised on {} but concurrent on {}",
+                serialised.join(", "),
+                concurrent.join(", ")
+            ),
+        };
+        let walls: Vec<f64> = cases.iter().map(|case| case.wall_ms).collect();
+        let p50s: Vec<f64> = cases.iter().filter_map(|case| case.ping.p50_ms).collect();
+        let maxes: Vec<f64> = cases.iter().filter_map(|case| case.ping.max_ms).collect();
+        let samples: Vec<f64> = cases.iter().map(|case| case.ping.samples as f64).collect();
+        let ideals = Ideals::new(
+            self.plan.concurrency,
+            self.plan.sleep_ms,
+            cases[0].reactor_threads,
+        );
+        let against = if serialised.is_empty() {
+            format!("one sleep of {} ms", self.plan.sleep_ms)
+        } else {
+            format!(
+                "one sleep of {} ms, or {:.0} ms for N × sleep / threads",
+                self.plan.sleep_ms, ideals.serialised_ms
+            )
+        };
+        sentences.push(format!(
+            "{at}`{route}` was {verdicts}: wall {} ms against {against}; the closed-loop pinger \
+                 got {} samples, p50 {} ms, max {} ms.",
+            range(&walls, 0),
+            range(&samples, 0),
+            range(&p50s, 1),
+            range(&maxes, 1),
+        ));
+        if !serialised.is_empty() && self.plan.sleep_ms > 0 {
+            sentences.push(self.slowest_ping(route, cases));
+        }
+        let on_reactor = names(cases, |case| case.on_reactor == Some(true));
+        let off_reactor = names(cases, |case| case.on_reactor == Some(false));
+        if !on_reactor.is_empty() && !off_reactor.is_empty() {
+            sentences.push(format!(
+                "`{route}` slept on a reactor thread on {} and on a pool thread on {}.",
+                on_reactor.join(", "),
+                off_reactor.join(", ")
+            ));
+        }
+        let failing: Vec<String> = cases
+            .iter()
+            .filter(|case| case.ping.errors > 0 || case.err > 0)
+            .map(|case| {
+                let first = case.errors.first().map(|e| e.reason.as_str()).or(case
+                    .ping
+                    .error_reasons
+                    .first()
+                    .map(String::as_str));
+                format!(
+                    "on {}, {} of {} requests and {} of {} pings failed (first: {})",
+                    case.target,
+                    case.err,
+                    case.n,
+                    case.ping.errors,
+                    case.ping.errors + case.ping.samples,
+                    first.unwrap_or("no reason given")
+                )
+            })
+            .collect();
+        if !failing.is_empty() {
+            sentences.push(format!("During `{route}`, {}.", failing.join("; ")));
+        }
+        if let Some(sentence) = open_loop_finding(route, cases) {
+            sentences.push(sentence);
         }
         sentences
     }
@@ -429,9 +521,66 @@ impl Report {
         serde_json::to_string_pretty(self).expect("a report always serialises") + "\n"
     }
 
-    /// Writes `RESULTS.md` and `results.json` into `dir`, each atomically.
+    /// The file name of a route's latency CDF, e.g. `ping-cdf-bad.svg`.
+    pub fn cdf_name(route: &str) -> String {
+        format!("ping-cdf-{}.svg", route.trim_start_matches('/'))
+    }
+
+    /// The routes that get a latency CDF: those with open-loop samples at the first thread
+    /// count.
+    fn cdf_routes(&self) -> Vec<&'static str> {
+        let threads = self.plan.threads.first().copied();
+        self.plan
+            .routes
+            .iter()
+            .map(|route| route.path())
+            .filter(|&route| {
+                self.cases.iter().any(|case| {
+                    case.route == route
+                        && Some(case.reactor_threads) == threads
+                        && case.open_loop.is_some()
+                })
+            })
+            .collect()
+    }
+
+    /// One route's latency CDF: the open-loop probe's samples (every scheduled ping, so a
+    /// stall shows at its true weight), one line per stack, at the first thread count.
+    pub fn latency_cdf(&self, route: &str) -> Option<String> {
+        let threads = *self.plan.threads.first()?;
+        // (Routes without open-loop samples get none: see `cdf_routes`.)
+        let samples: Vec<LatencySamples> = self
+            .cases
+            .iter()
+            .filter(|case| case.route == route && case.reactor_threads == threads)
+            .filter_map(|case| {
+                Some(LatencySamples {
+                    label: case.target.clone(),
+                    latencies_ms: case.open_loop.as_ref()?.raw_ms.clone(),
+                })
+            })
+            .collect();
+        if samples.is_empty() {
+            return None;
+        }
+        let title = format!(
+            "{route}: /ping latency from its scheduled send, {} concurrent × {} ms, {}",
+            self.plan.concurrency,
+            self.plan.sleep_ms,
+            reactor_threads(threads)
+        );
+        plot::latency_cdf(&title, &samples).ok()
+    }
+
+    /// Writes `RESULTS.md`, `results.json` and a latency CDF per route into `dir`, each
+    /// atomically.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
+        for route in self.cdf_routes() {
+            if let Some(svg) = self.latency_cdf(route) {
+                write_atomically(&dir.join(Self::cdf_name(route)), svg.as_bytes())?;
+            }
+        }
         write_atomically(&dir.join("results.json"), self.to_json().as_bytes())?;
         write_atomically(&dir.join("RESULTS.md"), self.to_markdown().as_bytes())
     }
@@ -445,6 +594,43 @@ pub fn reactor_threads(n: usize) -> String {
 /// Table cells cannot hold a bare `|` (actix-web names its threads `actix-rt|system:0|...`).
 fn cell(text: &str) -> String {
     text.replace('|', "\\|")
+}
+
+/// "12", or "11 (+1 failed)".
+fn with_failed(answered: usize, failed: usize) -> String {
+    if failed == 0 {
+        answered.to_string()
+    } else {
+        format!("{answered} (+{failed} failed)")
+    }
+}
+
+/// What the open-loop probe saw beside the closed loop, if it ran.
+fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
+    let open: Vec<(&Case, &OpenLoopStats)> = cases
+        .iter()
+        .filter_map(|case| Some((*case, case.open_loop.as_ref()?)))
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let values = |pick: fn(&OpenLoopStats) -> Option<f64>| -> Vec<f64> {
+        open.iter().filter_map(|(_, o)| pick(o)).collect()
+    };
+    let scheduled: Vec<f64> = open.iter().map(|(_, o)| o.scheduled as f64).collect();
+    let closed: Vec<f64> = open
+        .iter()
+        .map(|(case, _)| case.ping.samples as f64)
+        .collect();
+    Some(format!(
+        "During `{route}` the open-loop probe sent {} pings on schedule where the closed loop got {} \
+         samples; measured from their scheduled times, p50 {} ms, p99 {} ms, max {} ms.",
+        range(&scheduled, 0),
+        range(&closed, 0),
+        range(&values(|o| o.p50_ms), 1),
+        range(&values(|o| o.p99_ms), 1),
+        range(&values(|o| o.max_ms), 1),
+    ))
 }
 
 fn names<'a>(cases: &[&'a Case], keep: impl Fn(&Case) -> bool) -> Vec<&'a str> {

@@ -1,6 +1,9 @@
 //! Statistics: the original bench's percentiles, so that numbers compare, and the verdict.
 
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+
+use crate::open_loop::OpenLoopRecord;
 
 /// The original bench's nearest-rank percentile: `sorted[min(n-1, max(0, round(p/100*(n-1))))]`,
 /// with Python's `round` (half to even). `None` for no samples.
@@ -41,6 +44,52 @@ impl PingStats {
             max_ms: sorted.last().copied(),
             raw_ms,
             error_reasons,
+        }
+    }
+}
+
+/// What the open-loop probe saw during one case, from an HDR histogram of its latencies
+/// (microsecond resolution, 3 significant digits).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopStats {
+    /// Pings the schedule called for.
+    pub scheduled: usize,
+    pub answered: usize,
+    pub errors: usize,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// The latest any ping left after its scheduled time: the probe's own drift.
+    pub max_send_lag_ms: Option<f64>,
+    /// Every latency from its scheduled send time, in schedule order.
+    pub raw_ms: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_reasons: Vec<String>,
+}
+
+impl OpenLoopStats {
+    pub fn from_record(record: OpenLoopRecord) -> OpenLoopStats {
+        // 1 µs to 1 hour: far beyond any ping's timeout.
+        let mut histogram =
+            Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds");
+        for &ms in &record.latencies_ms {
+            histogram.saturating_record((ms * 1000.0).round().max(1.0) as u64);
+        }
+        let max_ms = record.latencies_ms.iter().copied().reduce(f64::max);
+        // A bucket's top can lie above the largest sample: never report a quantile above it.
+        let quantile = |q: f64| Some((histogram.value_at_quantile(q) as f64 / 1000.0).min(max_ms?));
+        OpenLoopStats {
+            scheduled: record.scheduled,
+            answered: record.latencies_ms.len(),
+            errors: record.errors.len(),
+            p50_ms: quantile(0.50),
+            p90_ms: quantile(0.90),
+            p99_ms: quantile(0.99),
+            max_ms,
+            max_send_lag_ms: record.send_lag_ms.iter().copied().reduce(f64::max),
+            raw_ms: record.latencies_ms,
+            error_reasons: record.errors,
         }
     }
 }
@@ -148,6 +197,32 @@ mod tests {
             (stats.samples, stats.mean_ms, stats.p50_ms, stats.max_ms),
             (0, None, None, None)
         );
+    }
+
+    #[test]
+    fn open_loop_stats_come_from_the_histogram() {
+        let record = OpenLoopRecord {
+            scheduled: 101,
+            latencies_ms: (1..=100).map(f64::from).collect(),
+            errors: vec!["reset".into()],
+            send_lag_ms: vec![0.1, 0.4, 0.2],
+        };
+        let stats = OpenLoopStats::from_record(record);
+        assert_eq!(
+            (stats.scheduled, stats.answered, stats.errors),
+            (101, 100, 1)
+        );
+        // Three significant digits: each value is reported as the top of its bucket.
+        let near = |value: Option<f64>, expected: f64| {
+            value.is_some_and(|v| (v - expected).abs() <= expected * 1e-3)
+        };
+        assert!(near(stats.p50_ms, 50.0), "{:?}", stats.p50_ms);
+        assert!(near(stats.p90_ms, 90.0), "{:?}", stats.p90_ms);
+        assert!(near(stats.p99_ms, 99.0), "{:?}", stats.p99_ms);
+        assert_eq!(stats.max_ms, Some(100.0));
+        assert_eq!(stats.max_send_lag_ms, Some(0.4));
+        let empty = OpenLoopStats::from_record(OpenLoopRecord::default());
+        assert_eq!((empty.p50_ms, empty.max_ms), (None, None));
     }
 
     #[test]

@@ -161,3 +161,44 @@ async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
     server.stop().await.expect("the server stops");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_sweep_writes_a_table_and_a_well_formed_plot_per_route() {
+    let dir = out_dir("sweep");
+    let out = bench_client(&[
+        "sweep",
+        "--servers",
+        "demo-hyper-tokio",
+        "-n",
+        "1,10",
+        "--sleep-ms",
+        "10",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["points"].as_array().map(Vec::len),
+        Some(6),
+        "3 routes × 2 values of N"
+    );
+    let markdown = std::fs::read_to_string(dir.join("SWEEP.md")).unwrap();
+    for route in ["bad", "ok-blocking", "ok-await"] {
+        let name = format!("wall-vs-n-{route}.svg");
+        assert!(markdown.contains(&name), "SWEEP.md links {name}");
+        let svg = std::fs::read_to_string(dir.join(&name)).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        assert!(
+            svg.contains("demo-hyper-tokio") && svg.contains("wall time (ms)"),
+            "{name}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

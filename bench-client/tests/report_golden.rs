@@ -6,8 +6,9 @@ use std::path::Path;
 
 use bench_client::bench::{Case, ErrorCount, Failure, Plan};
 use bench_client::environment::Environment;
+use bench_client::open_loop::OpenLoopRecord;
 use bench_client::report::{Report, Timing, write_atomically};
-use bench_client::stats::{Ideals, PingStats};
+use bench_client::stats::{Ideals, OpenLoopStats, PingStats};
 
 fn case(
     target: &str,
@@ -34,6 +35,7 @@ fn case(
         sleep_thread: Some(thread.into()),
         on_reactor: Some(on_reactor),
         ping: PingStats::from_samples(pings, Vec::new()),
+        open_loop: None,
     }
 }
 
@@ -66,6 +68,20 @@ fn report() -> Report {
         reason: "no answer within 30s".into(),
         count: 1,
     }];
+    let mut axum_bad = case(
+        "demo-axum",
+        "/bad",
+        5012.3,
+        "main",
+        true,
+        vec![1.0, 451.0, 500.5, 499.9],
+    );
+    axum_bad.open_loop = Some(OpenLoopStats::from_record(OpenLoopRecord {
+        scheduled: 6,
+        latencies_ms: vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],
+        errors: Vec::new(),
+        send_lag_ms: vec![0.1; 6],
+    }));
     Report {
         environment: Environment {
             date: "2026-12-02T12:00:00Z".into(),
@@ -84,14 +100,7 @@ fn report() -> Report {
         },
         command: "bench-client".into(),
         cases: vec![
-            case(
-                "demo-axum",
-                "/bad",
-                5012.3,
-                "main",
-                true,
-                vec![1.0, 451.0, 500.5, 499.9],
-            ),
+            axum_bad,
             case(
                 "demo-axum",
                 "/ok-await",
@@ -183,14 +192,12 @@ fn writing_is_atomic_and_leaves_no_temporary_file() {
     write_atomically(&path, b"new").unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
     report().write(&dir).unwrap();
-    let names: Vec<String> = std::fs::read_dir(&dir)
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(
-        names.len(),
-        2,
-        "only RESULTS.md and results.json: {names:?}"
-    );
+    names.sort();
+    // The CDF is drawn only for /bad, the one case with open-loop samples; no temporary file.
+    assert_eq!(names, ["RESULTS.md", "ping-cdf-bad.svg", "results.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,10 +3,11 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bench_client::bench::{self, Event, HEAD_START, PAUSE};
-use bench_client::cli::Cli;
+use bench_client::bench::{self, Event, HEAD_START, PAUSE, TargetRun};
+use bench_client::cli::{Cli, Command, SweepArgs};
 use bench_client::environment::Environment;
 use bench_client::report::{self, Report, Timing};
+use bench_client::sweep::{self, SweepReport};
 use clap::Parser as _;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -40,8 +41,14 @@ fn main() -> ExitCode {
         };
         // Leaving `run` early drops every spawned server, which stops it: none is left behind,
         // and results/ keeps its previous, complete files.
+        let work = async {
+            match &cli.command {
+                Some(Command::Sweep(sweep)) => run_sweep(sweep).await,
+                None => run(&cli, &targets).await,
+            }
+        };
         tokio::select! {
-            code = run(&cli, &targets) => code,
+            code = work => code,
             _ = interrupt.recv() => interrupted("SIGINT", 130),
             _ = terminate.recv() => interrupted("SIGTERM", 143),
         }
@@ -53,37 +60,63 @@ fn interrupted(signal: &str, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+async fn run_sweep(args: &SweepArgs) -> ExitCode {
+    let plan = args.plan();
+    let targets = args.spawn.targets(true);
+    let (points, failures) =
+        sweep::run(&targets, &plan, &mut |what: &str| eprintln!("{what}")).await;
+    let report = SweepReport {
+        environment: Environment::capture(),
+        plan,
+        command: command_line(),
+        points,
+        failures,
+    };
+    if let Err(error) = report.write(&args.out) {
+        eprintln!("bench-client: cannot write {}: {error}", args.out.display());
+        return ExitCode::FAILURE;
+    }
+    eprintln!(
+        "wrote {}/SWEEP.md, sweep.json and the plots",
+        args.out.display()
+    );
+    if report.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// How this process was invoked, for the reports.
+fn command_line() -> String {
+    std::iter::once("bench-client".to_owned())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {
     let started = Instant::now();
     let environment = Environment::capture();
     let plan = cli.plan();
-    let total = targets.len() * plan.routes.len();
     let mut done = 0;
-    let mut cases = Vec::new();
-    let mut failures = Vec::new();
-    for target in targets {
-        let mut on = |event: Event<'_>| match event {
-            Event::Starting { target, threads } => {
-                println!("\n##### {target} ({})", report::reactor_threads(threads))
-            }
-            Event::Running { target, route } => {
-                done += 1;
-                eprintln!("[{done}/{total}] {target} {route} ...");
-            }
-            Event::Measured(case) => println!("{}", report::terminal_block(case)),
-            Event::Failed(failure) => eprintln!("FAILED {}: {}", failure.target, failure.reason),
-        };
-        let run = bench::run_target(target, &plan, &mut on).await;
-        cases.extend(run.cases);
-        failures.extend(run.failures);
-    }
+    let total = bench::case_count(targets, &plan);
+    let mut on = |event: Event<'_>| match event {
+        Event::Starting { target, threads } => {
+            println!("\n##### {target} ({})", report::reactor_threads(threads))
+        }
+        Event::Running { target, route } => {
+            done += 1;
+            eprintln!("[{done}/{total}] {target} {route} ...");
+        }
+        Event::Measured(case) => println!("{}", report::terminal_block(case)),
+        Event::Failed(failure) => eprintln!("FAILED {}: {}", failure.target, failure.reason),
+    };
+    let TargetRun { cases, failures } = bench::run_plan(targets, &plan, &mut on).await;
     let bursts_s = cases.iter().map(|case| case.wall_ms / 1000.0).sum();
     let report = Report {
         environment,
-        command: std::iter::once("bench-client".to_owned())
-            .chain(std::env::args().skip(1))
-            .collect::<Vec<_>>()
-            .join(" "),
+        command: command_line(),
         plan,
         timing: Timing {
             total_s: started.elapsed().as_secs_f64(),

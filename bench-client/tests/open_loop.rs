@@ -1,0 +1,79 @@
+//! The open-loop probe keeps its schedule when answers are slow, where the closed loop falls
+//! behind: both against a stub server that takes 200 ms for every request.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use bench_client::http::Endpoint;
+use bench_client::open_loop::OpenLoopProbe;
+use bench_client::probe::Pinger;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+
+const SLOW: Duration = Duration::from_millis(200);
+
+/// A server on loopback that answers every request after [`SLOW`], on as many connections
+/// as it is given; it stops with the test's runtime.
+async fn slow_stub() -> Endpoint {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let service = service_fn(|_: Request<hyper::body::Incoming>| async {
+                    tokio::time::sleep(SLOW).await;
+                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{}"))))
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sends_stay_on_schedule_when_answers_are_slow() {
+    let endpoint = slow_stub().await;
+    let every = Duration::from_millis(20);
+    let probe = OpenLoopProbe::start(endpoint.clone(), every);
+    let pinger = Pinger::start(endpoint, every);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let open = probe.stop().await;
+    let closed = pinger.stop().await;
+
+    // 500 ms at one ping every 20 ms: 25 or 26 sends, whatever the answers take.
+    assert!(
+        (24..=27).contains(&open.scheduled),
+        "{} pings scheduled",
+        open.scheduled
+    );
+    assert_eq!(open.send_lag_ms.len(), open.scheduled);
+    let worst_lag = open.send_lag_ms.iter().copied().fold(0.0, f64::max);
+    assert!(
+        worst_lag < 10.0,
+        "a ping left {worst_lag:.1} ms after its time"
+    );
+    // Every ping is answered, each at least SLOW after its scheduled time.
+    assert_eq!(open.latencies_ms.len(), open.scheduled, "{:?}", open.errors);
+    assert!(
+        open.latencies_ms.iter().all(|&ms| ms >= 200.0),
+        "{:?}",
+        open.latencies_ms
+    );
+
+    // The closed loop waits for each answer: one ping per 200 + 20 ms, so 3 in 500 ms and
+    // the one in flight when it was stopped, which it waits for.
+    assert!(
+        closed.samples_ms.len() <= 4,
+        "{} closed-loop samples",
+        closed.samples_ms.len()
+    );
+}

@@ -1,0 +1,233 @@
+//! The plots as a reader gets them: well-formed SVG that names what it shows, from realistic
+//! sweep data and from degenerate inputs.
+//!
+//! Set `PLOT_SAMPLE_DIR=/some/dir` to also write the realistic figures there, to look at
+//! them (e.g. `rsvg-convert wall_ok_blocking.svg -o wall.png`).
+
+use bench_client::plot::{LatencySamples, Series, latency_cdf, wall_vs_concurrency};
+
+const STACKS: [&str; 5] = [
+    "demo-axum",
+    "demo-actix",
+    "demo-hyper-tokio",
+    "demo-hyper-async-std",
+    "demo-hyper-smol",
+];
+const CONCURRENCY: [f64; 5] = [1.0, 10.0, 100.0, 1000.0, 10_000.0];
+
+/// A series per stack, its wall time for each N given by `wall_ms(stack index, N)`.
+fn sweep(wall_ms: impl Fn(usize, f64) -> f64) -> Vec<Series> {
+    STACKS
+        .iter()
+        .enumerate()
+        .map(|(i, stack)| Series {
+            label: stack.to_string(),
+            points: CONCURRENCY.iter().map(|&n| (n, wall_ms(i, n))).collect(),
+        })
+        .collect()
+}
+
+/// /bad: the sleep blocks the reactor, so N requests take N sleeps (a little less where a
+/// stack runs several reactors, as actix does with one per core).
+fn bad_sweep() -> Vec<Series> {
+    sweep(|i, n| {
+        let reactors = if i == 1 { 2.0 } else { 1.0 };
+        (n / reactors).max(1.0) * 20.0 + 1.5 * i as f64
+    })
+}
+
+/// /ok-blocking: the sleep runs on a blocking pool, flat at one sleep until the pool (or the
+/// machine) runs out, then stepping up.
+fn ok_blocking_sweep() -> Vec<Series> {
+    sweep(|i, n| {
+        let base = 20.5 + i as f64;
+        match n as u32 {
+            0..=999 => base,
+            1000..=9999 => 40.0 + 3.0 * i as f64,
+            _ => 400.0 + 25.0 * i as f64,
+        }
+    })
+}
+
+/// /ok-await: the sleep is awaited, so it stays near one sleep, rising with the cost of
+/// handling thousands of connections.
+fn ok_await_sweep() -> Vec<Series> {
+    sweep(|i, n| 20.0 + 0.08 * n * (1.0 + 0.1 * i as f64) + 2.0 * i as f64)
+}
+
+/// Deterministic pseudo-random numbers in [0, 1): a tiny LCG, so the test needs no crate.
+fn uniform(seed: u64) -> impl Iterator<Item = f64> {
+    let mut state = seed;
+    std::iter::repeat_with(move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
+
+/// Ping latencies per stack, 0.1 ms to 5 s: most fast, a share stuck behind blocked reactors
+/// (that share differs per stack).
+fn latency_samples() -> Vec<LatencySamples> {
+    STACKS
+        .iter()
+        .enumerate()
+        .map(|(i, stack)| {
+            let blocked_share = [0.6, 0.3, 0.5, 0.15, 0.05][i];
+            let mut u = uniform(i as u64 + 1);
+            let latencies_ms = (0..5000)
+                .map(|_| {
+                    let (pick, spread) = (u.next().unwrap(), u.next().unwrap());
+                    if pick < blocked_share {
+                        // Log-uniform from 20 ms to 5 s.
+                        20.0 * 250f64.powf(spread)
+                    } else {
+                        // Log-uniform from 0.1 ms to 2 ms.
+                        0.1 * 20f64.powf(spread)
+                    }
+                })
+                .collect();
+            LatencySamples {
+                label: stack.to_string(),
+                latencies_ms,
+            }
+        })
+        .collect()
+}
+
+/// Parses `svg` as XML and returns the text of all its `<text>` elements.
+fn texts(svg: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(|t| t.trim().to_owned()))
+        .collect()
+}
+
+fn assert_has_text(texts: &[String], wanted: &str) {
+    assert!(
+        texts.iter().any(|t| t == wanted),
+        "no <text> {wanted:?} in {texts:?}"
+    );
+}
+
+/// Writes a figure to `$PLOT_SAMPLE_DIR`, when it is set.
+fn keep_sample(name: &str, svg: &str) {
+    if let Some(dir) = std::env::var_os("PLOT_SAMPLE_DIR") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(std::path::Path::new(&dir).join(name), svg).unwrap();
+    }
+}
+
+#[test]
+fn wall_plots_are_well_formed_and_labelled() {
+    let cases = [
+        ("/bad", bad_sweep(), "wall_bad.svg"),
+        ("/ok-blocking", ok_blocking_sweep(), "wall_ok_blocking.svg"),
+        ("/ok-await", ok_await_sweep(), "wall_ok_await.svg"),
+    ];
+    for (route, series, file) in cases {
+        let title = format!("{route}: wall time for N concurrent requests, sleep 20 ms");
+        let svg = wall_vs_concurrency(&title, &series, Some((20.0, "one sleep (20 ms)"))).unwrap();
+        keep_sample(file, &svg);
+
+        let texts = texts(&svg);
+        assert_has_text(&texts, &title);
+        assert_has_text(&texts, "concurrent requests (N)");
+        assert_has_text(&texts, "wall time (ms)");
+        assert_has_text(&texts, "one sleep (20 ms)");
+        for stack in STACKS {
+            assert_has_text(&texts, stack);
+        }
+    }
+}
+
+#[test]
+fn cdf_plot_is_well_formed_and_labelled() {
+    let title = "/ping latency during the /bad burst, N = 1000";
+    let svg = latency_cdf(title, &latency_samples()).unwrap();
+    keep_sample("cdf_ping.svg", &svg);
+
+    let texts = texts(&svg);
+    assert_has_text(&texts, title);
+    assert_has_text(&texts, "latency (ms)");
+    assert_has_text(&texts, "fraction of samples at or below x");
+    for stack in STACKS {
+        assert_has_text(&texts, stack);
+    }
+}
+
+#[test]
+fn labels_with_markup_characters_are_escaped() {
+    let series = [Series {
+        label: "a<b & c>d".into(),
+        points: vec![(1.0, 2.0), (10.0, 3.0)],
+    }];
+    let svg = wall_vs_concurrency("x < y & z", &series, None).unwrap();
+    let texts = texts(&svg);
+    assert_has_text(&texts, "x < y & z");
+    assert_has_text(&texts, "a<b & c>d");
+}
+
+#[test]
+fn empty_inputs_draw_a_note_instead_of_panicking() {
+    let svg = wall_vs_concurrency("nothing", &[], None).unwrap();
+    assert_has_text(&texts(&svg), "no data to plot");
+
+    let empty = [Series {
+        label: "demo-axum".into(),
+        points: vec![],
+    }];
+    let svg = wall_vs_concurrency("nothing", &empty, Some((20.0, "one sleep (20 ms)"))).unwrap();
+    let found = texts(&svg);
+    assert_has_text(&found, "no data to plot");
+    assert_has_text(&found, "demo-axum (no data)");
+    keep_sample("wall_empty.svg", &svg);
+
+    let svg = latency_cdf("nothing", &[]).unwrap();
+    assert_has_text(&texts(&svg), "no data to plot");
+    let no_samples = [LatencySamples {
+        label: "demo-axum".into(),
+        latencies_ms: vec![],
+    }];
+    let svg = latency_cdf("nothing", &no_samples).unwrap();
+    assert_has_text(&texts(&svg), "demo-axum (no data)");
+}
+
+#[test]
+fn single_points_and_zero_values_do_not_panic() {
+    let single = [Series {
+        label: "demo-axum".into(),
+        points: vec![(100.0, 20.0)],
+    }];
+    let long_title = "a title much longer than usual, ".repeat(4);
+    let svg = wall_vs_concurrency(&long_title, &single, None).unwrap();
+    keep_sample("wall_single.svg", &svg);
+    texts(&svg);
+
+    let zeros = [Series {
+        label: "demo-axum".into(),
+        points: vec![(0.0, 0.0), (1.0, -5.0), (10.0, f64::NAN), (100.0, 20.0)],
+    }];
+    let svg = wall_vs_concurrency("zeros", &zeros, Some((0.0, "zero"))).unwrap();
+    texts(&svg);
+
+    let odd_samples = [
+        LatencySamples {
+            label: "one".into(),
+            latencies_ms: vec![3.0],
+        },
+        LatencySamples {
+            label: "zeros".into(),
+            latencies_ms: vec![0.0, 0.0, -1.0, f64::INFINITY],
+        },
+        LatencySamples {
+            label: "all equal".into(),
+            latencies_ms: vec![5.0; 100],
+        },
+    ];
+    let svg = latency_cdf("odd samples", &odd_samples).unwrap();
+    keep_sample("cdf_odd.svg", &svg);
+    texts(&svg);
+}
