@@ -52,8 +52,13 @@ impl Timing {
     }
 }
 
+/// A latency for a table: one decimal, two below 1 ms (loopback pings take tens of µs).
 fn ms(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |value| format!("{value:.1}"))
+    match value {
+        Some(value) if value < 1.0 => format!("{value:.2}"),
+        Some(value) => format!("{value:.1}"),
+        None => "-".to_owned(),
+    }
 }
 
 /// The original bench's block for one case, plus where the sleep ran and the ping errors.
@@ -245,8 +250,8 @@ impl Report {
         }
         out.push_str(
             "\n`× ideal` is the wall time in sleeps: 1.00 means every request slept side by side. \
-             The verdict is `serialised` when the wall time is nearer N × sleep / threads than one \
-             sleep (the line is their geometric mean). Ping latencies are in ms; percentiles use \
+             The verdict is `serialised` when the wall time is nearer the serialised ideal, \
+             ⌈N / threads⌉ × sleep, than one sleep (the line is their geometric mean). Ping latencies are in ms; percentiles use \
              the original bench's nearest-rank rule.\n",
         );
         out
@@ -426,7 +431,7 @@ impl Report {
             format!("one sleep of {} ms", self.plan.sleep_ms)
         } else {
             format!(
-                "one sleep of {} ms, or {:.0} ms for N × sleep / threads",
+                "one sleep of {} ms, or {:.0} ms for ⌈N / threads⌉ × sleep",
                 self.plan.sleep_ms, ideals.serialised_ms
             )
         };
@@ -554,9 +559,19 @@ impl Report {
             .iter()
             .filter(|case| case.route == route && case.reactor_threads == threads)
             .filter_map(|case| {
+                let open = case.open_loop.as_ref()?;
+                // A stack whose pings failed shows fewer samples: say so in its label.
+                let label = if open.errors == 0 {
+                    case.target.clone()
+                } else {
+                    format!(
+                        "{} ({} of {} answered)",
+                        case.target, open.answered, open.scheduled
+                    )
+                };
                 Some(LatencySamples {
-                    label: case.target.clone(),
-                    latencies_ms: case.open_loop.as_ref()?.raw_ms.clone(),
+                    label,
+                    latencies_ms: open.raw_ms.clone(),
                 })
             })
             .collect();

@@ -116,14 +116,16 @@ impl std::fmt::Display for Verdict {
 pub struct Ideals {
     /// Every request side by side: one sleep.
     pub concurrent_ms: f64,
-    /// Each reactor thread working through its share one after another: n × sleep / threads.
+    /// Each reactor thread working through its share one after another: N × sleep / threads,
+    /// rounded up to whole requests, ⌈N / threads⌉ × sleep (10 requests on 4 threads take
+    /// three sleeps, not two and a half).
     pub serialised_ms: f64,
 }
 
 impl Ideals {
     pub fn new(n: usize, sleep_ms: u64, threads: usize) -> Ideals {
         let sleep = sleep_ms as f64;
-        let rounds = (n as f64 / threads.max(1) as f64).max(1.0);
+        let rounds = n.div_ceil(threads.max(1)).max(1) as f64;
         Ideals {
             concurrent_ms: sleep,
             serialised_ms: sleep * rounds,
@@ -240,8 +242,12 @@ mod tests {
     #[test]
     fn verdict_scales_the_serialised_ideal_by_threads() {
         let ideals = Ideals::new(10, 500, 4);
-        assert_eq!(ideals.serialised_ms, 1250.0);
-        assert_eq!(ideals.verdict(1300.0), Verdict::Serialised);
+        assert_eq!(
+            ideals.serialised_ms, 1500.0,
+            "three rounds: 4 + 4 + 2 requests"
+        );
+        assert_eq!(ideals.verdict(1500.0), Verdict::Serialised);
+        assert_eq!(Ideals::new(10, 500, 2).serialised_ms, 2500.0);
         assert_eq!(ideals.verdict(600.0), Verdict::Concurrent);
     }
 

@@ -13,7 +13,7 @@ use crate::bench::{ErrorCount, Failure, PAUSE, Running};
 use crate::burst::{self, REQUEST_TIMEOUT};
 use crate::environment::Environment;
 use crate::plot::{self, Series};
-use crate::report::write_atomically;
+use crate::report::{reactor_threads, write_atomically};
 use crate::target::Target;
 
 /// What to sweep.
@@ -213,11 +213,11 @@ impl SweepReport {
         let concurrency: Vec<String> = plan.concurrency.iter().map(usize::to_string).collect();
         let _ = writeln!(
             out,
-            "\n## Parameters\n\n- N = {} concurrent requests, each sleeping {} ms, on {} reactor thread(s); \
+            "\n## Parameters\n\n- N = {} concurrent requests, each sleeping {} ms, on {}; \
              each request on its own connection; no pinger\n",
             concurrency.join(", "),
             plan.sleep_ms,
-            plan.threads
+            reactor_threads(plan.threads)
         );
         for &route in &plan.routes {
             let _ = writeln!(
@@ -308,8 +308,9 @@ impl SweepReport {
         std::fs::create_dir_all(dir)?;
         for &route in &self.plan.routes {
             let title = format!(
-                "{route}: wall time of N concurrent requests, sleep {} ms, {} reactor thread(s)",
-                self.plan.sleep_ms, self.plan.threads
+                "{route}: wall time of N concurrent requests, sleep {} ms, {}",
+                self.plan.sleep_ms,
+                reactor_threads(self.plan.threads)
             );
             let reference = format!("one sleep ({} ms)", self.plan.sleep_ms);
             let svg = plot::wall_vs_concurrency(
