@@ -293,7 +293,10 @@ impl Report {
             "\nThe closed loop sends a ping only after the last one returned, so a stall costs it \
              samples; the open loop keeps its schedule and times each ping from when it should \
              have left (the correction wrk2 makes for coordinated omission). Open-loop \
-             percentiles come from an HDR histogram (3 significant digits).\n",
+             percentiles come from an HDR histogram (3 significant digits), and include the \
+             client's own timer granularity: tokio's timer counts whole milliseconds, so a ping \
+             may leave up to a millisecond or two after its time (results.json records the \
+             largest lag of each case as `max_send_lag_ms`).\n",
         );
         Some(out)
     }
@@ -440,8 +443,8 @@ impl Report {
                  got {} samples, p50 {} ms, max {} ms.",
             range(&walls, 0),
             range(&samples, 0),
-            range(&p50s, 1),
-            range(&maxes, 1),
+            range_ms(&p50s),
+            range_ms(&maxes),
         ));
         if !serialised.is_empty() && self.plan.sleep_ms > 0 {
             sentences.push(self.slowest_ping(route, cases));
@@ -642,9 +645,9 @@ fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
          samples; measured from their scheduled times, p50 {} ms, p99 {} ms, max {} ms.",
         range(&scheduled, 0),
         range(&closed, 0),
-        range(&values(|o| o.p50_ms), 1),
-        range(&values(|o| o.p99_ms), 1),
-        range(&values(|o| o.max_ms), 1),
+        range_ms(&values(|o| o.p50_ms)),
+        range_ms(&values(|o| o.p99_ms)),
+        range_ms(&values(|o| o.max_ms)),
     ))
 }
 
@@ -666,6 +669,16 @@ fn range(values: &[f64], decimals: usize) -> String {
         }
         (Some(min), Some(max)) => format!("{min:.decimals$}–{max:.decimals$}"),
         _ => "-".to_owned(),
+    }
+}
+
+/// A range of latencies, each end as the tables print it ("0.04–0.61", "2408.4–4960.3").
+fn range_ms(values: &[f64]) -> String {
+    let min = values.iter().copied().reduce(f64::min);
+    let max = values.iter().copied().reduce(f64::max);
+    match (ms(min), ms(max)) {
+        (min, max) if min == max => min,
+        (min, max) => format!("{min}–{max}"),
     }
 }
 
@@ -709,5 +722,8 @@ mod tests {
         assert_eq!(range(&[1.04, 1.01], 1), "1.0");
         assert_eq!(range(&[3.0, 12.0], 0), "3–12");
         assert_eq!(range(&[], 1), "-");
+        assert_eq!(range_ms(&[0.04, 0.61]), "0.04–0.61");
+        assert_eq!(range_ms(&[0.5, 2408.44]), "0.50–2408.4");
+        assert_eq!(range_ms(&[]), "-");
     }
 }
