@@ -5,14 +5,14 @@
 #                      results block of README.md
 #   results/threads/   the thread matrix: the same cases at 1, 2 and 4 reactor threads
 #   results/sweep/     the concurrency sweep, N = 1 .. 10,000, with its plots
-# With arguments, runs only `bench-client ARGS...` (see `scripts/run.sh --help`); only the full
-# default comparison touches the README.
+# With arguments, runs `bench-client ARGS...` instead (see `scripts/run.sh --help` and
+# `scripts/run.sh sweep --help`), which leaves the README alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins
 bench="${CARGO_TARGET_DIR:-target}/release/bench-client"
 if [ "$#" -gt 0 ]; then
-    exec "$bench" --readme README.md "$@"
+    exec "$bench" "$@"
 fi
 "$bench" --readme README.md
 "$bench" --threads 1,2,4 --out results/threads
