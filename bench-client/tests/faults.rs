@@ -92,6 +92,21 @@ fn wait_for_line(child: &mut Child, needle: &str) -> Vec<String> {
     panic!("no line with {needle:?} within 20 s; saw {seen:?}");
 }
 
+/// Starts `bench-client ARGS --out OUT` in the background and waits until its first server
+/// is running `/bad` (the client's progress line on stderr).
+fn start_mid_run(args: &[&str], out: &Path) -> Child {
+    let mut client = bench_client()
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut client, "demo-axum /bad");
+    client
+}
+
 fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
     let deadline = Instant::now() + limit;
     loop {
@@ -116,20 +131,15 @@ fn read_report(dir: &Path) -> Report {
 fn interrupting_stops_every_server(signal: Signal) {
     let out = temp_dir(&format!("{signal}"));
     std::fs::write(out.join("RESULTS.md"), "the previous run\n").unwrap();
-    let mut client = bench_client()
-        .args([
+    let mut client = start_mid_run(
+        &[
             "--servers",
             "demo-axum,demo-hyper-smol",
             "--sleep-ms",
             "1000",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&mut client, "demo-axum /bad");
+        ],
+        &out,
+    );
     let servers = children(client.id());
     assert_eq!(servers.len(), 1, "one server runs at a time: {servers:?}");
     kill(Pid::from_raw(client.id() as i32), signal).unwrap();
@@ -182,24 +192,17 @@ fn a_panic_still_stops_the_server() {
 #[test]
 fn a_server_that_dies_mid_case_is_reported_and_the_run_goes_on() {
     let out = temp_dir("dies");
-    let mut client = bench_client()
-        .args([
-            "--servers",
-            "demo-axum,demo-hyper-tokio",
-            "--routes",
-            "/bad,/ok-await",
-            "-n",
-            "3",
-            "--sleep-ms",
-            "400",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&mut client, "demo-axum /bad");
+    let args = [
+        "--servers",
+        "demo-axum,demo-hyper-tokio",
+        "--routes",
+        "/bad,/ok-await",
+        "-n",
+        "3",
+        "--sleep-ms",
+        "400",
+    ];
+    let mut client = start_mid_run(&args, &out);
     std::thread::sleep(Duration::from_millis(200));
     for server in children(client.id()) {
         kill(Pid::from_raw(server as i32), Signal::SIGKILL).unwrap();
