@@ -410,3 +410,33 @@ fn ten_thousand_concurrent_awaits_complete_on_every_server() {
     }
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// A server that ignores SIGTERM is killed once the grace period is over.
+#[tokio::test]
+async fn a_server_that_ignores_sigterm_is_killed_after_the_grace_period() {
+    let bin = temp_dir("stubborn");
+    // `trap '' TERM` is inherited across exec: the sleep ignores SIGTERM too.
+    script(
+        &bin,
+        "stubborn",
+        "trap '' TERM; echo 'listening on http://127.0.0.1:9'; exec sleep 30",
+    );
+    let server = ServerProcess::start("stubborn", &bin.join("stubborn"), &[])
+        .await
+        .expect("it prints a readiness line");
+    let pid = server.pid().expect("a running process");
+    let dropped = Instant::now();
+    drop(server);
+    let took = dropped.elapsed();
+    // SIGKILL is sent as the drop ends; give the kernel a moment to carry it out.
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        !alive(pid)
+    });
+    assert!(gone, "still running after the drop");
+    assert!(
+        took >= target::DROP_GRACE && took < target::DROP_GRACE + Duration::from_secs(2),
+        "{took:?}"
+    );
+    std::fs::remove_dir_all(&bin).unwrap();
+}
