@@ -122,6 +122,23 @@ pub struct Failure {
     pub reason: String,
 }
 
+impl Failure {
+    /// `target` at `reactor_threads` failed, in `route` if it got that far, for `reason`.
+    pub fn new(
+        target: &str,
+        reactor_threads: usize,
+        route: Option<Route>,
+        reason: String,
+    ) -> Failure {
+        Failure {
+            target: target.to_owned(),
+            reactor_threads,
+            route: route.map(|route| route.path().to_owned()),
+            reason,
+        }
+    }
+}
+
 /// What happens while a run goes on, for the terminal.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -195,12 +212,7 @@ pub async fn run_target(
         threads,
     });
     let mut run = TargetRun::default();
-    let failed = |route: Option<Route>, reason: String| Failure {
-        target: label.to_owned(),
-        reactor_threads: threads,
-        route: route.map(|route| route.path().to_owned()),
-        reason,
-    };
+    let failed = |route, reason| Failure::new(label, threads, route, reason);
 
     let mut running = match Running::start(target, threads, plan.sleep_ms).await {
         Ok(running) => running,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bench::{Case, Failure, Plan};
 use crate::environment::Environment;
-use crate::plot::{self, LatencySamples};
+use crate::plot::{self, LatencySamples, PlotError};
 use crate::stats::{Ideals, OpenLoopStats, Verdict};
 
 /// The markers of the README's results block, which [`Report::refresh_readme`] rewrites.
@@ -534,35 +534,35 @@ impl Report {
         format!("ping-cdf-{}.svg", route.trim_start_matches('/'))
     }
 
-    /// The routes that get a latency CDF: those with open-loop samples at the first thread
-    /// count.
-    fn cdf_routes(&self) -> Vec<&'static str> {
+    /// The cases of `route`, at the first thread count, that carry open-loop samples: what
+    /// its latency CDF is drawn from.
+    fn cdf_cases<'a>(
+        &'a self,
+        route: &'a str,
+    ) -> impl Iterator<Item = (&'a Case, &'a OpenLoopStats)> {
         let threads = self.plan.threads.first().copied();
+        self.cases
+            .iter()
+            .filter(move |case| case.route == route && Some(case.reactor_threads) == threads)
+            .filter_map(|case| Some((case, case.open_loop.as_ref()?)))
+    }
+
+    /// The routes that get a latency CDF: those with open-loop samples.
+    fn cdf_routes(&self) -> Vec<&'static str> {
         self.plan
             .routes
             .iter()
             .map(|route| route.path())
-            .filter(|&route| {
-                self.cases.iter().any(|case| {
-                    case.route == route
-                        && Some(case.reactor_threads) == threads
-                        && case.open_loop.is_some()
-                })
-            })
+            .filter(|route| self.cdf_cases(route).next().is_some())
             .collect()
     }
 
     /// One route's latency CDF: the open-loop probe's samples (every scheduled ping, so a
     /// stall shows at its true weight), one line per stack, at the first thread count.
-    pub fn latency_cdf(&self, route: &str) -> Option<String> {
-        let threads = *self.plan.threads.first()?;
-        // (Routes without open-loop samples get none: see `cdf_routes`.)
+    pub fn latency_cdf(&self, route: &str) -> Result<String, PlotError> {
         let samples: Vec<LatencySamples> = self
-            .cases
-            .iter()
-            .filter(|case| case.route == route && case.reactor_threads == threads)
-            .filter_map(|case| {
-                let open = case.open_loop.as_ref()?;
+            .cdf_cases(route)
+            .map(|(case, open)| {
                 // A stack whose pings failed shows fewer samples: say so in its label.
                 let label = if open.errors == 0 {
                     case.target.clone()
@@ -572,22 +572,20 @@ impl Report {
                         case.target, open.answered, open.scheduled
                     )
                 };
-                Some(LatencySamples {
+                LatencySamples {
                     label,
                     latencies_ms: open.raw_ms.clone(),
-                })
+                }
             })
             .collect();
-        if samples.is_empty() {
-            return None;
-        }
+        let threads = self.plan.threads.first().copied().unwrap_or(1);
         let title = format!(
             "{route}: /ping latency from its scheduled send, {} concurrent × {} ms, {}",
             self.plan.concurrency,
             self.plan.sleep_ms,
             reactor_threads(threads)
         );
-        plot::latency_cdf(&title, &samples).ok()
+        plot::latency_cdf(&title, &samples)
     }
 
     /// Writes `RESULTS.md`, `results.json` and a latency CDF per route into `dir`, each
@@ -595,9 +593,8 @@ impl Report {
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         for route in self.cdf_routes() {
-            if let Some(svg) = self.latency_cdf(route) {
-                write_atomically(&dir.join(Self::cdf_name(route)), svg.as_bytes())?;
-            }
+            let svg = self.latency_cdf(route).map_err(std::io::Error::other)?;
+            write_atomically(&dir.join(Self::cdf_name(route)), svg.as_bytes())?;
         }
         write_atomically(&dir.join("results.json"), self.to_json().as_bytes())?;
         write_atomically(&dir.join("RESULTS.md"), self.to_markdown().as_bytes())

@@ -91,12 +91,7 @@ pub async fn run(
     let mut failures = Vec::new();
     for target in targets {
         let label = target.label();
-        let failed = |route: Option<Route>, reason: String| Failure {
-            target: label.to_owned(),
-            reactor_threads: plan.threads,
-            route: route.map(|route| route.path().to_owned()),
-            reason,
-        };
+        let failed = |route, reason| Failure::new(label, plan.threads, route, reason);
         let mut running = match Running::start(target, plan.threads, plan.sleep_ms).await {
             Ok(running) => running,
             Err(reason) => {
