@@ -2,42 +2,26 @@
 //! its speed. The servers are found beside the test binary, so build them first: the
 //! README's `cargo test --workspace` does.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-use bench_client::report::Report;
 use bench_client::stats::Verdict;
-use bench_client::target::{self, SERVERS, ServerProcess};
+use bench_client::target::{SERVERS, ServerProcess};
+use common::{read_report, real_server, temp_dir};
 
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bench-client-e2e-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
+/// Runs the client to its end, once every server it may spawn is built.
 fn bench_client<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
     for server in SERVERS {
-        let binary = target::locate(server, &target::default_bin_dir());
-        assert!(
-            binary.is_file(),
-            "no {}: build the servers first (cargo build --workspace)",
-            binary.display()
-        );
+        real_server(server);
     }
-    Command::new(env!("CARGO_BIN_EXE_bench-client"))
+    common::bench_client()
         .args(args)
         .output()
         .expect("bench-client runs")
 }
 
-fn read_report(dir: &std::path::Path) -> Report {
-    let json = std::fs::read_to_string(dir.join("results.json")).expect("results.json is written");
-    serde_json::from_str(&json).expect("results.json parses as a report")
-}
-
 #[test]
 fn the_default_comparison_shows_bad_serialised_on_every_stack() {
-    let dir = out_dir("all");
+    let dir = temp_dir("all");
     let out = bench_client(&[
         "--sleep-ms",
         "100",
@@ -113,13 +97,13 @@ fn the_default_comparison_shows_bad_serialised_on_every_stack() {
 
 #[tokio::test]
 async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
-    let binary = target::locate("demo-hyper-tokio", &target::default_bin_dir());
+    let binary = real_server("demo-hyper-tokio");
     // The server's own default sleep is 500 ms: only `?ms=50` makes the burst short.
     let server = ServerProcess::start("demo-hyper-tokio", &binary, &[])
         .await
         .expect("the server starts");
     let url = format!("external={}", server.endpoint());
-    let dir = out_dir("url");
+    let dir = temp_dir("url");
     let args: Vec<String> = [
         "--url",
         &url,
@@ -164,7 +148,7 @@ async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
 
 #[test]
 fn the_sweep_writes_a_table_and_a_well_formed_plot_per_route() {
-    let dir = out_dir("sweep");
+    let dir = temp_dir("sweep");
     let out = bench_client(&[
         "sweep",
         "--servers",

@@ -1,37 +1,17 @@
 //! Faults: whatever ends a run, no server is left behind; a target that fails is reported by
 //! name and the run goes on; results are never half written. Loopback only, every wait bounded.
 
+mod common;
+
 use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_client::report::Report;
 use bench_client::target::{self, ServerProcess, TargetError};
+use common::{bench_client, read_report, real_server, temp_dir};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-
-fn bench_client() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bench-client"))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("bench-client-faults-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn real_server(name: &str) -> PathBuf {
-    let binary = target::locate(name, &target::default_bin_dir());
-    assert!(
-        binary.is_file(),
-        "no {}: build the servers first (cargo build --workspace)",
-        binary.display()
-    );
-    binary
-}
 
 /// The live children of `pid`, from /proc.
 fn children(pid: u32) -> Vec<u32> {
@@ -119,11 +99,6 @@ fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn read_report(dir: &Path) -> Report {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results.json"))
-        .expect("a report")
 }
 
 /// Sends `signal` to a bench-client in the middle of a case and checks that it stops its

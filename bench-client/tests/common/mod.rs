@@ -1,0 +1,39 @@
+//! Helpers shared by the bench client's integration tests that run the real binaries.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bench_client::report::Report;
+use bench_client::target;
+
+/// The bench-client binary under test.
+pub fn bench_client() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bench-client"))
+}
+
+/// A fresh, empty folder for one test's output.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bench-client-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A demo server binary, beside the test binary; the README's `cargo test --workspace` has
+/// built it.
+pub fn real_server(name: &str) -> PathBuf {
+    let binary = target::locate(name, &target::default_bin_dir());
+    assert!(
+        binary.is_file(),
+        "no {}: build the servers first (cargo build --workspace)",
+        binary.display()
+    );
+    binary
+}
+
+/// The `results.json` a run wrote into `dir`.
+pub fn read_report(dir: &Path) -> Report {
+    let json = std::fs::read_to_string(dir.join("results.json")).expect("results.json is written");
+    serde_json::from_str(&json).expect("results.json parses as a report")
+}
