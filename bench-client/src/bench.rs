@@ -1,30 +1,36 @@
-//! The bench protocol (DESIGN.md §3): for each target, for each work route, a pinger on its
-//! own keep-alive connection, a burst of concurrent requests after a short head start, then
-//! the pinger stopped and a pause. Targets run one after another, never side by side: they
-//! would share the machine's cores.
+//! The comparison: the original experiment, on every target. For each target and each work
+//! route, the probes start on their own keep-alive connections, the burst follows after a
+//! short head start, then the probes stop. The protocol, step by step, is in
+//! `docs/protocol.md`.
 
 use std::time::Duration;
 
-use demo_contract::{Pong, Route, Work};
+use demo_contract::{Route, Work};
 use serde::{Deserialize, Serialize};
 
-use crate::burst::{self, REQUEST_TIMEOUT};
-use crate::http::{Endpoint, get_once};
-use crate::open_loop::OpenLoopProbe;
-use crate::probe::Pinger;
+use crate::burst::{self, ErrorCount, REQUEST_TIMEOUT};
+use crate::probe::{ProbeChoice, Probes};
+use crate::session::{self, Event, Outcome, Running};
 use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
-use crate::target::{ServerProcess, Target};
+use crate::target::Target;
 
-/// The pinger's head start before the burst: it is already waiting on the server when the
+/// The probes' head start before the burst: they are already waiting on the server when the
 /// burst arrives.
 pub const HEAD_START: Duration = Duration::from_millis(50);
 
-/// How long the warm-up may take to reach a target: an unreachable one is reported in
-/// seconds, not after the pinger's 10 s timeout.
-pub const REACH_WITHIN: Duration = Duration::from_secs(3);
+/// The original experiment's parameters: the defaults of [`Plan`] and of the command line.
+pub mod defaults {
+    use demo_contract::Route;
 
-/// The pause between cases, so that one case's connections are closed before the next.
-pub const PAUSE: Duration = Duration::from_millis(300);
+    use crate::probe::ProbeChoice;
+
+    pub const ROUTES: [Route; 3] = Route::WORK;
+    pub const CONCURRENCY: usize = 10;
+    pub const SLEEP_MS: u64 = 500;
+    pub const PING_EVERY_MS: u64 = 50;
+    pub const THREADS: usize = 1;
+    pub const PROBE: ProbeChoice = ProbeChoice::Both;
+}
 
 /// What to run against each target. The defaults reproduce the original experiment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,39 +44,19 @@ pub struct Plan {
     pub ping_every_ms: u64,
     /// Reactor-thread counts: every spawned server runs the plan once at each.
     pub threads: Vec<usize>,
-    /// Which pingers run beside each burst.
-    pub probe: Probe,
-}
-
-/// The pingers: the original's closed loop, the open loop that keeps its schedule, or both
-/// side by side (the default), so that a reader sees what the closed loop hides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Probe {
-    Closed,
-    Open,
-    Both,
-}
-
-impl Probe {
-    fn closed(self) -> bool {
-        self != Probe::Open
-    }
-
-    fn open(self) -> bool {
-        self != Probe::Closed
-    }
+    /// Which probes run beside each burst.
+    pub probe: ProbeChoice,
 }
 
 impl Default for Plan {
     fn default() -> Plan {
         Plan {
-            routes: Route::WORK.to_vec(),
-            concurrency: 10,
-            sleep_ms: 500,
-            ping_every_ms: 50,
-            threads: vec![1],
-            probe: Probe::Both,
+            routes: defaults::ROUTES.to_vec(),
+            concurrency: defaults::CONCURRENCY,
+            sleep_ms: defaults::SLEEP_MS,
+            ping_every_ms: defaults::PING_EVERY_MS,
+            threads: vec![defaults::THREADS],
+            probe: defaults::PROBE,
         }
     }
 }
@@ -99,67 +85,12 @@ pub struct Case {
     /// Whether that thread polls request futures: `None` if the answers disagree or the
     /// server does not say.
     pub on_reactor: Option<bool>,
-    /// The closed-loop pinger (the original's); empty with `--probe open`.
-    pub ping: PingStats,
+    /// The closed-loop pinger (the original's), unless `--probe open`.
+    #[serde(rename = "ping", default, skip_serializing_if = "Option::is_none")]
+    pub closed_loop: Option<PingStats>,
     /// The open-loop probe, unless `--probe closed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopStats>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorCount {
-    pub reason: String,
-    pub count: usize,
-}
-
-/// A target, or one of its cases, that could not be measured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Failure {
-    pub target: String,
-    pub reactor_threads: usize,
-    /// The case it failed in; `None` if the target failed before or after its cases.
-    pub route: Option<String>,
-    pub reason: String,
-}
-
-impl Failure {
-    /// `target` at `reactor_threads` failed, in `route` if it got that far, for `reason`.
-    pub fn new(
-        target: &str,
-        reactor_threads: usize,
-        route: Option<Route>,
-        reason: String,
-    ) -> Failure {
-        Failure {
-            target: target.to_owned(),
-            reactor_threads,
-            route: route.map(|route| route.path().to_owned()),
-            reason,
-        }
-    }
-}
-
-/// What happens while a run goes on, for the terminal.
-#[derive(Debug)]
-pub enum Event<'a> {
-    Starting { target: &'a str, threads: usize },
-    Running { target: &'a str, route: Route },
-    Measured(&'a Case),
-    Failed(&'a Failure),
-}
-
-/// Everything measured on one target.
-#[derive(Debug, Default)]
-pub struct TargetRun {
-    pub cases: Vec<Case>,
-    pub failures: Vec<Failure>,
-}
-
-impl TargetRun {
-    fn fail(&mut self, failure: Failure, on: &mut impl FnMut(Event<'_>)) {
-        on(Event::Failed(&failure));
-        self.failures.push(failure);
-    }
 }
 
 /// The (target, reactor threads) pairs a plan runs, in order: every thread count for each
@@ -182,200 +113,33 @@ pub fn case_count(targets: &[Target], plan: &Plan) -> usize {
     schedule(targets, plan).len() * plan.routes.len()
 }
 
-/// Runs the whole plan: [`run_target`] for each pair of [`schedule`].
+/// Runs the whole plan: each route of the plan as one case, on each pair of [`schedule`].
 pub async fn run_plan(
     targets: &[Target],
     plan: &Plan,
-    on: &mut impl FnMut(Event<'_>),
-) -> TargetRun {
-    let mut all = TargetRun::default();
-    for (target, threads) in schedule(targets, plan) {
-        let run = run_target(target, plan, threads, on).await;
-        all.cases.extend(run.cases);
-        all.failures.extend(run.failures);
-    }
-    all
+    on: &mut impl FnMut(Event<'_, Case>),
+) -> Outcome<Case> {
+    let schedule = schedule(targets, plan);
+    let measure = async |running: &Running, &route: &Route| measure(running, route, plan).await;
+    session::run_each(&schedule, plan.sleep_ms, &plan.routes, on, measure).await
 }
 
-/// Runs the plan against one target with `threads` reactor threads: starts it (if spawned),
-/// warms it up, measures each route, stops it. Failures are recorded, never raised: the run
-/// goes on with the next target.
-pub async fn run_target(
-    target: &Target,
-    plan: &Plan,
-    threads: usize,
-    on: &mut impl FnMut(Event<'_>),
-) -> TargetRun {
-    let label = target.label();
-    on(Event::Starting {
-        target: label,
-        threads,
-    });
-    let mut run = TargetRun::default();
-    let failed = |route, reason| Failure::new(label, threads, route, reason);
-
-    let mut running = match Running::start(target, threads, plan.sleep_ms).await {
-        Ok(running) => running,
-        Err(reason) => {
-            run.fail(failed(None, reason), on);
-            return run;
-        }
-    };
-    let runtime = running.pong.as_ref().map(|pong| pong.runtime.clone());
-    let reported_threads = running
-        .pong
-        .as_ref()
-        .map_or(threads, |pong| pong.reactor_threads);
-
-    for &route in &plan.routes {
-        on(Event::Running {
-            target: label,
-            route,
-        });
-        let mut case = measure(
-            &running.endpoint,
-            route,
-            &running.query,
-            plan,
-            reported_threads,
-        )
-        .await;
-        case.target = label.to_owned();
-        case.runtime = runtime.clone();
-        if let Some(reason) = running.died() {
-            run.fail(failed(Some(route), reason), on);
-            return run;
-        }
-        on(Event::Measured(&case));
-        run.cases.push(case);
-        tokio::time::sleep(PAUSE).await;
-    }
-    if let Err(reason) = running.finish().await {
-        run.fail(failed(None, reason), on);
-    }
-    run
-}
-
-/// A target ready to measure: started if it is ours to start, and warmed up.
-#[derive(Debug)]
-pub struct Running {
-    /// The spawned server; `None` for an external target.
-    pub server: Option<ServerProcess>,
-    pub endpoint: Endpoint,
-    /// Appended to each work route: `?ms=` for an external target, which we cannot start
-    /// with `--sleep-ms`.
-    pub query: String,
-    /// The server's description of itself, if it gives one (the original FastAPI app does not).
-    pub pong: Option<Pong>,
-}
-
-impl Running {
-    /// Spawns the target (with `threads` reactor threads and `sleep_ms` as its sleep) or
-    /// takes its URL, then warms it up. The error names the target and says why.
-    pub async fn start(target: &Target, threads: usize, sleep_ms: u64) -> Result<Running, String> {
-        let (server, endpoint, query) = match target {
-            Target::Spawn { name, binary } => {
-                let args = [
-                    "--threads".to_owned(),
-                    threads.to_string(),
-                    "--sleep-ms".to_owned(),
-                    sleep_ms.to_string(),
-                ];
-                let server = ServerProcess::start(name, binary, &args)
-                    .await
-                    .map_err(|error| error.to_string())?;
-                let endpoint = server.endpoint().clone();
-                (Some(server), endpoint, String::new())
-            }
-            Target::External { endpoint, .. } => {
-                (None, endpoint.clone(), format!("?ms={sleep_ms}"))
-            }
-        };
-        // On failure `server` is dropped here, which stops it.
-        let pong = warm_up(&endpoint).await?;
-        Ok(Running {
-            server,
-            endpoint,
-            query,
-            pong,
-        })
-    }
-
-    /// Why the spawned server is gone, if it died.
-    pub fn died(&mut self) -> Option<String> {
-        let server = self.server.as_mut()?;
-        let status = server.exited()?;
-        Some(format!(
-            "the server died during the case ({status}){}",
-            server.stderr()
-        ))
-    }
-
-    /// Stops a spawned server; one that does not exit cleanly is a failure of its own.
-    pub async fn finish(self) -> Result<(), String> {
-        let Some(server) = self.server else {
-            return Ok(());
-        };
-        match server.stop().await {
-            Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("did not stop cleanly: {status}")),
-            Err(error) => Err(format!("could not be stopped: {error}")),
-        }
-    }
-}
-
-/// One `GET /ping` before measuring: the first connection and the lazy set-up of each
-/// stack are paid here, not in the first case. Returns the server's self-description if it
-/// gives one (the original FastAPI app does not).
-async fn warm_up(endpoint: &Endpoint) -> Result<Option<Pong>, String> {
-    match get_once(endpoint, "/ping", REACH_WITHIN).await {
-        Ok(reply) if reply.status == 200 => Ok(reply.json::<Pong>()),
-        Ok(reply) => Err(format!("{endpoint}/ping answered {}", reply.status)),
-        Err(error) => Err(format!(
-            "cannot reach {endpoint}/ping: {}",
-            error.describe()
-        )),
-    }
-}
-
-/// One case: the pingers, a head start, the burst, the pingers stopped. `threads` is the
-/// server's count of reactor threads, which sets the serialised ideal.
-pub async fn measure(
-    endpoint: &Endpoint,
-    route: Route,
-    query: &str,
-    plan: &Plan,
-    threads: usize,
-) -> Case {
+/// One case: the probes, a head start, the burst, the probes stopped.
+pub async fn measure(running: &Running, route: Route, plan: &Plan) -> Case {
     let every = Duration::from_millis(plan.ping_every_ms);
-    let closed = plan
-        .probe
-        .closed()
-        .then(|| Pinger::start(endpoint.clone(), every));
-    let open = plan
-        .probe
-        .open()
-        .then(|| OpenLoopProbe::start(endpoint.clone(), every));
+    let probes = Probes::start(plan.probe, &running.endpoint, every);
     tokio::time::sleep(HEAD_START).await;
-    let path = format!("{}{query}", route.path());
-    let burst = burst::fire(endpoint, &path, plan.concurrency, REQUEST_TIMEOUT).await;
-    let ping = match closed {
-        Some(pinger) => {
-            let pings = pinger.stop().await;
-            PingStats::from_samples(pings.samples_ms, pings.errors)
-        }
-        None => PingStats::from_samples(Vec::new(), Vec::new()),
-    };
-    let open_loop = match open {
-        Some(probe) => Some(OpenLoopStats::from_record(probe.stop().await)),
-        None => None,
-    };
-    let wall_ms = burst.wall.as_secs_f64() * 1000.0;
+    let path = format!("{}{}", route.path(), running.query);
+    let burst = burst::fire(&running.endpoint, &path, plan.concurrency, REQUEST_TIMEOUT).await;
+    let probed = probes.stop().await;
+    let wall_ms = burst.wall_ms();
+    // The server's own count of reactor threads sets the serialised ideal.
+    let threads = running.reactor_threads();
     let ideals = Ideals::new(plan.concurrency, plan.sleep_ms, threads);
     let (sleep_thread, on_reactor) = where_it_ran(&burst.work());
     Case {
-        target: String::new(),
-        runtime: None,
+        target: running.label.clone(),
+        runtime: running.runtime(),
         reactor_threads: threads,
         route: route.path().to_owned(),
         n: plan.concurrency,
@@ -384,16 +148,12 @@ pub async fn measure(
         times_ideal: ideals.times_ideal(wall_ms),
         ok: burst.ok(),
         err: burst.err(),
-        errors: burst
-            .errors()
-            .into_iter()
-            .map(|(reason, count)| ErrorCount { reason, count })
-            .collect(),
+        errors: burst.errors(),
         verdict: ideals.verdict(wall_ms),
         sleep_thread,
         on_reactor,
-        ping,
-        open_loop,
+        closed_loop: probed.closed.map(PingStats::from_record),
+        open_loop: probed.open.map(OpenLoopStats::from_record),
     }
 }
 

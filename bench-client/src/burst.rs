@@ -5,11 +5,20 @@
 use std::time::{Duration, Instant};
 
 use demo_contract::Work;
+use serde::{Deserialize, Serialize};
 
 use crate::http::{Endpoint, HttpError, Reply, get_once};
+use crate::stats::millis;
 
 /// How long one burst request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One reason requests failed, and how many failed for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    pub reason: String,
+    pub count: usize,
+}
 
 /// What one burst produced.
 #[derive(Debug)]
@@ -21,6 +30,11 @@ pub struct Burst {
 }
 
 impl Burst {
+    /// The wall time in ms.
+    pub fn wall_ms(&self) -> f64 {
+        millis(self.wall)
+    }
+
     /// Requests answered 200.
     pub fn ok(&self) -> usize {
         self.replies
@@ -43,17 +57,17 @@ impl Burst {
     }
 
     /// The distinct reasons of the failed requests, each with its count.
-    pub fn errors(&self) -> Vec<(String, usize)> {
-        let mut counts: Vec<(String, usize)> = Vec::new();
+    pub fn errors(&self) -> Vec<ErrorCount> {
+        let mut counts: Vec<ErrorCount> = Vec::new();
         for reply in &self.replies {
             let reason = match reply {
                 Ok(reply) if reply.status == 200 => continue,
                 Ok(reply) => format!("status {}", reply.status),
                 Err(error) => error.describe(),
             };
-            match counts.iter_mut().find(|(known, _)| *known == reason) {
-                Some((_, count)) => *count += 1,
-                None => counts.push((reason, 1)),
+            match counts.iter_mut().find(|known| known.reason == reason) {
+                Some(known) => known.count += 1,
+                None => counts.push(ErrorCount { reason, count: 1 }),
             }
         }
         counts

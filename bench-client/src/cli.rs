@@ -6,29 +6,16 @@ use clap::Parser;
 use clap::builder::RangedU64ValueParser;
 use demo_contract::{MAX_SLEEP_MS, Route};
 
-use crate::bench::{Plan, Probe};
+use crate::bench::{self, HEAD_START, Plan};
 use crate::http::Endpoint;
-use crate::sweep::SweepPlan;
+use crate::probe::ProbeChoice;
+use crate::sweep::{self, SweepPlan};
 use crate::target::{self, SERVERS, Target};
 
 /// Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one
 /// handler that blocks the reactor stalls every other request.
 #[derive(Debug, Parser)]
-#[command(
-    name = "bench-client",
-    version,
-    long_about = "Reproduces, on five Rust async stacks at once, the FastAPI experiment in which \
-one handler that blocks the reactor stalls every other request.\n\n\
-For each target, and for each work route in turn (/bad: std::thread::sleep on the reactor; \
-/ok-blocking: the same sleep on the blocking pool; /ok-await: the async timer), a pinger sends \
-GET /ping on one keep-alive connection every --ping-every-ms, and after a 50 ms head start \
---concurrency requests of the route are fired at once, each on its own connection. The burst's \
-wall time says whether the sleeps ran one after another (serialised) or side by side \
-(concurrent); the pinger's latencies say what every other client of that server saw \
-meanwhile.\n\n\
-Without --servers or --url it runs the full comparison of the five demo servers (found beside \
-this binary) and writes RESULTS.md and results.json into --out."
-)]
+#[command(name = "bench-client", version, long_about = long_about())]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
@@ -43,30 +30,30 @@ pub struct Cli {
     pub urls: Vec<(String, Endpoint)>,
 
     /// Work routes to run, comma-separated, in order
-    #[arg(long, value_delimiter = ',', value_parser = work_route, default_value = "/bad,/ok-blocking,/ok-await")]
+    #[arg(long, value_delimiter = ',', value_parser = work_route, default_values_t = bench::defaults::ROUTES)]
     pub routes: Vec<Route>,
 
     /// Concurrent requests per burst
-    #[arg(short = 'n', long, default_value_t = 10, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    #[arg(short = 'n', long, default_value_t = bench::defaults::CONCURRENCY, value_parser = concurrency())]
     pub concurrency: usize,
 
     /// Sleep of each work request, in milliseconds
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=MAX_SLEEP_MS))]
+    #[arg(long, default_value_t = bench::defaults::SLEEP_MS, value_parser = sleep_ms())]
     pub sleep_ms: u64,
 
-    /// Pause of the pinger between an answer and the next ping, in milliseconds
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    /// Pause of the pinger between an answer and the next ping; the open loop's interval
+    #[arg(long, default_value_t = bench::defaults::PING_EVERY_MS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub ping_every_ms: u64,
 
     /// Reactor threads of each spawned server, comma-separated: `1,2,4` runs every server at
     /// each count (the thread matrix)
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    #[arg(long, value_delimiter = ',', default_values_t = [bench::defaults::THREADS], value_parser = threads())]
     pub threads: Vec<usize>,
 
     /// The pingers beside each burst: the original's closed loop, an open loop that keeps its
     /// schedule and measures from it (correcting coordinated omission), or both
-    #[arg(long, value_enum, default_value_t = Probe::Both)]
-    pub probe: Probe,
+    #[arg(long, value_enum, default_value_t = bench::defaults::PROBE)]
+    pub probe: ProbeChoice,
 
     /// Folder for RESULTS.md and results.json
     #[arg(long, default_value = "results")]
@@ -126,19 +113,19 @@ pub struct SweepArgs {
     pub spawn: ServerArgs,
 
     /// Work routes to sweep, comma-separated
-    #[arg(long, value_delimiter = ',', value_parser = work_route, default_value = "/bad,/ok-blocking,/ok-await")]
+    #[arg(long, value_delimiter = ',', value_parser = work_route, default_values_t = sweep::defaults::ROUTES)]
     pub routes: Vec<Route>,
 
     /// The concurrency values, comma-separated
-    #[arg(short = 'n', long, value_delimiter = ',', default_value = "1,10,100,1000,10000", value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    #[arg(short = 'n', long, value_delimiter = ',', default_values_t = sweep::defaults::CONCURRENCY, value_parser = concurrency())]
     pub concurrency: Vec<usize>,
 
     /// Sleep of each work request, in milliseconds (short: /bad at N = 1000 takes N sleeps)
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=MAX_SLEEP_MS))]
+    #[arg(long, default_value_t = sweep::defaults::SLEEP_MS, value_parser = sleep_ms())]
     pub sleep_ms: u64,
 
     /// Reactor threads of each server
-    #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    #[arg(long, default_value_t = sweep::defaults::THREADS, value_parser = threads())]
     pub threads: usize,
 
     /// Folder for SWEEP.md, sweep.json and the plots
@@ -185,6 +172,36 @@ impl Cli {
         }));
         targets
     }
+}
+
+/// The long help: the experiment in a paragraph, with the protocol's own numbers.
+fn long_about() -> String {
+    format!(
+        "Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one \
+         handler that blocks the reactor stalls every other request.\n\n\
+         For each target, and for each work route in turn (/bad: std::thread::sleep on the \
+         reactor; /ok-blocking: the same sleep on the blocking pool; /ok-await: the async \
+         timer), a pinger sends GET /ping on one keep-alive connection every --ping-every-ms, \
+         and after a {} ms head start --concurrency requests of the route are fired at once, \
+         each on its own connection. The burst's wall time says whether the sleeps ran one \
+         after another (serialised) or side by side (concurrent); the pinger's latencies say \
+         what every other client of that server saw meanwhile.\n\n\
+         Without --servers or --url it runs the full comparison of the five demo servers \
+         (found beside this binary) and writes RESULTS.md and results.json into --out.",
+        HEAD_START.as_millis()
+    )
+}
+
+fn concurrency() -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::<usize>::new().range(1..=100_000)
+}
+
+fn threads() -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::<usize>::new().range(1..=256)
+}
+
+fn sleep_ms() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=MAX_SLEEP_MS)
 }
 
 fn server_name(name: &str) -> Result<String, String> {

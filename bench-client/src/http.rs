@@ -133,17 +133,6 @@ impl Connection {
         self.sender.is_closed()
     }
 
-    /// `GET prefix + path_and_query`, whole body read, within `timeout`.
-    pub async fn get(
-        &mut self,
-        path_and_query: &str,
-        timeout: Duration,
-    ) -> Result<Reply, HttpError> {
-        tokio::time::timeout(timeout, self.send(Method::GET, path_and_query))
-            .await
-            .map_err(|_| HttpError::Timeout(timeout))?
-    }
-
     /// `METHOD prefix + path_and_query` with an empty body, whole answer read.
     pub async fn send(&mut self, method: Method, path_and_query: &str) -> Result<Reply, HttpError> {
         let request = Request::builder()

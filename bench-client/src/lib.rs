@@ -1,23 +1,28 @@
-//! The bench client: drives every demo server identically (DESIGN.md §3) and reports.
+//! The bench client: drives every demo server identically and reports. The protocol it
+//! follows is described in `docs/protocol.md`, the contract it relies on in
+//! `docs/contract.md`.
 //!
-//! - [`target`]: finding, starting and stopping the servers;
+//! - [`target`]: finding, starting and stopping the servers, by their own PID;
+//! - [`session`]: the life of one target in a run, shared by the comparison and the sweep;
 //! - [`http`]: hyper's client connections, one per request or one kept alive;
-//! - [`probe`]: the closed-loop pinger of the original; [`open_loop`]: the open-loop one;
+//! - [`probe`]: the two probes of `/ping`, closed loop and open loop, in one vocabulary;
 //! - [`burst`]: N concurrent requests of one route;
-//! - [`bench`]: the protocol that puts them together, one case at a time;
-//! - [`stats`]: percentiles and verdicts; [`report`]: the terminal, Markdown and JSON;
-//! - [`sweep`]: the concurrency sweep; [`plot`]: its SVG plots and the latency CDFs;
-//! - [`environment`]: the machine and build every figure is recorded with.
+//! - [`bench`]: the comparison, the original experiment; [`sweep`]: the concurrency sweep;
+//! - [`stats`]: percentiles, summaries and verdicts, derived in one place;
+//! - [`report`]: the terminal, tables, findings, README block, plots and files;
+//!   [`plot`]: drawing the SVG figures;
+//! - [`environment`]: the machine and build every figure is recorded with;
+//! - [`cli`]: the command line.
 
 pub mod bench;
 pub mod burst;
 pub mod cli;
 pub mod environment;
 pub mod http;
-pub mod open_loop;
 pub mod plot;
 pub mod probe;
 pub mod report;
+pub mod session;
 pub mod stats;
 pub mod sweep;
 pub mod target;

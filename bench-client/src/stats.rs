@@ -1,9 +1,16 @@
 //! Statistics: the original bench's percentiles, so that numbers compare, and the verdict.
 
+use std::time::Duration;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::open_loop::OpenLoopRecord;
+use crate::probe::ProbeRecord;
+
+/// A duration in milliseconds, the unit of every figure in the reports.
+pub fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
 
 /// The original bench's nearest-rank percentile: `sorted[min(n-1, max(0, round(p/100*(n-1))))]`,
 /// with Python's `round` (half to even). `None` for no samples.
@@ -13,7 +20,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[rank.min(last)])
 }
 
-/// What the pinger saw during one case.
+/// What the closed-loop pinger saw during one case: the original bench's statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PingStats {
     pub samples: usize,
@@ -30,7 +37,8 @@ pub struct PingStats {
 }
 
 impl PingStats {
-    pub fn from_samples(raw_ms: Vec<f64>, error_reasons: Vec<String>) -> PingStats {
+    pub fn from_record(record: ProbeRecord) -> PingStats {
+        let (raw_ms, error_reasons) = (record.latencies_ms, record.errors);
         let mut sorted = raw_ms.clone();
         sorted.sort_by(f64::total_cmp);
         let mean_ms =
@@ -69,7 +77,7 @@ pub struct OpenLoopStats {
 }
 
 impl OpenLoopStats {
-    pub fn from_record(record: OpenLoopRecord) -> OpenLoopStats {
+    pub fn from_record(record: ProbeRecord) -> OpenLoopStats {
         // 1 µs to 1 hour: far beyond any ping's timeout.
         let mut histogram =
             Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds");
@@ -80,7 +88,7 @@ impl OpenLoopStats {
         // A bucket's top can lie above the largest sample: never report a quantile above it.
         let quantile = |q: f64| Some((histogram.value_at_quantile(q) as f64 / 1000.0).min(max_ms?));
         OpenLoopStats {
-            scheduled: record.scheduled,
+            scheduled: record.sent,
             answered: record.latencies_ms.len(),
             errors: record.errors.len(),
             p50_ms: quantile(0.50),
@@ -154,6 +162,15 @@ impl Ideals {
 mod tests {
     use super::*;
 
+    fn closed(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
+        ProbeRecord {
+            sent: latencies_ms.len() + errors.len(),
+            latencies_ms,
+            errors,
+            send_lag_ms: Vec::new(),
+        }
+    }
+
     #[test]
     fn percentile_matches_the_original_on_known_inputs() {
         let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
@@ -178,7 +195,7 @@ mod tests {
 
     #[test]
     fn ping_stats_summarise_unsorted_samples() {
-        let stats = PingStats::from_samples(vec![3.0, 1.0, 2.0], vec!["timeout".into()]);
+        let stats = PingStats::from_record(closed(vec![3.0, 1.0, 2.0], vec!["timeout".into()]));
         assert_eq!(stats.samples, 3);
         assert_eq!(stats.errors, 1);
         assert_eq!(stats.mean_ms, Some(2.0));
@@ -194,7 +211,7 @@ mod tests {
 
     #[test]
     fn ping_stats_of_no_samples_are_empty_not_zero() {
-        let stats = PingStats::from_samples(Vec::new(), Vec::new());
+        let stats = PingStats::from_record(ProbeRecord::default());
         assert_eq!(
             (stats.samples, stats.mean_ms, stats.p50_ms, stats.max_ms),
             (0, None, None, None)
@@ -203,8 +220,8 @@ mod tests {
 
     #[test]
     fn open_loop_stats_come_from_the_histogram() {
-        let record = OpenLoopRecord {
-            scheduled: 101,
+        let record = ProbeRecord {
+            sent: 101,
             latencies_ms: (1..=100).map(f64::from).collect(),
             errors: vec!["reset".into()],
             send_lag_ms: vec![0.1, 0.4, 0.2],
@@ -223,7 +240,7 @@ mod tests {
         assert!(near(stats.p99_ms, 99.0), "{:?}", stats.p99_ms);
         assert_eq!(stats.max_ms, Some(100.0));
         assert_eq!(stats.max_send_lag_ms, Some(0.4));
-        let empty = OpenLoopStats::from_record(OpenLoopRecord::default());
+        let empty = OpenLoopStats::from_record(ProbeRecord::default());
         assert_eq!((empty.p50_ms, empty.max_ms), (None, None));
     }
 

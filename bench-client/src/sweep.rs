@@ -1,20 +1,27 @@
 //! The concurrency sweep: each work route at N = 1, 10, 100, 1,000, 10,000 concurrent
 //! requests on each stack, with a short sleep, timed as the comparison's bursts are (no
-//! pinger). What to look for: `/ok-await` stays near one sleep, `/ok-blocking` steps up once
+//! probe). What to look for: `/ok-await` stays near one sleep, `/ok-blocking` steps up once
 //! N passes the blocking pool's size, `/bad` grows linearly with N.
 
-use std::fmt::Write as _;
-use std::path::Path;
+use std::fmt;
 
 use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{ErrorCount, Failure, PAUSE, Running};
-use crate::burst::{self, REQUEST_TIMEOUT};
-use crate::environment::Environment;
-use crate::plot::{self, Series};
-use crate::report::{reactor_threads, write_atomically};
+use crate::burst::{self, ErrorCount, REQUEST_TIMEOUT};
+use crate::session::{self, Event, Outcome, Running, Step};
 use crate::target::Target;
+
+/// The sweep's defaults: the plan and the command line read them from here.
+pub mod defaults {
+    use demo_contract::Route;
+
+    pub const ROUTES: [Route; 3] = Route::WORK;
+    pub const CONCURRENCY: [usize; 5] = [1, 10, 100, 1_000, 10_000];
+    /// Short: `/bad` at N = 1,000 takes N sleeps.
+    pub const SLEEP_MS: u64 = 20;
+    pub const THREADS: usize = 1;
+}
 
 /// What to sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,10 +36,10 @@ pub struct SweepPlan {
 impl Default for SweepPlan {
     fn default() -> SweepPlan {
         SweepPlan {
-            routes: Route::WORK.to_vec(),
-            concurrency: vec![1, 10, 100, 1_000, 10_000],
-            sleep_ms: 20,
-            threads: 1,
+            routes: defaults::ROUTES.to_vec(),
+            concurrency: defaults::CONCURRENCY.to_vec(),
+            sleep_ms: defaults::SLEEP_MS,
+            threads: defaults::THREADS,
         }
     }
 }
@@ -45,7 +52,7 @@ impl SweepPlan {
         let budget_ms = REQUEST_TIMEOUT.as_secs_f64() * 1000.0 * 0.8;
         (route == Route::Bad && serial_ms > budget_ms).then(|| {
             format!(
-                "skipped: {n} × {} ms / {} thread(s) = {:.0} s, past the {} s request timeout",
+                "{n} × {} ms / {} thread(s) = {:.0} s, past the {} s request timeout",
                 self.sleep_ms,
                 self.threads,
                 serial_ms / 1000.0,
@@ -53,285 +60,83 @@ impl SweepPlan {
             )
         })
     }
+
+    /// The bursts to send on each target: every (route, N) that is not skipped.
+    pub fn steps(&self) -> Vec<SweepStep> {
+        let all = self.routes.iter().flat_map(|&route| {
+            self.concurrency
+                .iter()
+                .map(move |&n| SweepStep { route, n })
+        });
+        all.filter(|step| self.skip_reason(step.route, step.n).is_none())
+            .collect()
+    }
 }
 
-/// One burst of the sweep.
+/// One burst of the sweep: `n` concurrent requests of `route`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepStep {
+    pub route: Route,
+    pub n: usize,
+}
+
+impl Step for SweepStep {
+    fn route(&self) -> Route {
+        self.route
+    }
+
+    fn describe(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for SweepStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} N={}", self.route, self.n)
+    }
+}
+
+/// One measured burst of the sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub target: String,
     pub route: String,
     pub n: usize,
-    /// `None` when the point was skipped.
-    pub wall_ms: Option<f64>,
+    pub wall_ms: f64,
     pub ok: usize,
     pub err: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorCount>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
 }
 
-/// Everything one sweep produced: `sweep.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepReport {
-    pub environment: Environment,
-    pub plan: SweepPlan,
-    pub command: String,
-    pub points: Vec<Point>,
-    pub failures: Vec<Failure>,
-}
-
-/// Runs the sweep, target after target; `progress` hears about each point before it runs.
+/// Runs the sweep, target after target.
 pub async fn run(
     targets: &[Target],
     plan: &SweepPlan,
-    progress: &mut impl FnMut(&str),
-) -> (Vec<Point>, Vec<Failure>) {
-    let mut points = Vec::new();
-    let mut failures = Vec::new();
-    for target in targets {
-        let label = target.label();
-        let failed = |route, reason| Failure::new(label, plan.threads, route, reason);
-        let mut running = match Running::start(target, plan.threads, plan.sleep_ms).await {
-            Ok(running) => running,
-            Err(reason) => {
-                progress(&format!("FAILED {label}: {reason}"));
-                failures.push(failed(None, reason));
-                continue;
-            }
-        };
-        'routes: for &route in &plan.routes {
-            for &n in &plan.concurrency {
-                let mut point = Point {
-                    target: label.to_owned(),
-                    route: route.path().to_owned(),
-                    n,
-                    wall_ms: None,
-                    ok: 0,
-                    err: 0,
-                    errors: Vec::new(),
-                    skipped: plan.skip_reason(route, n),
-                };
-                if point.skipped.is_none() {
-                    progress(&format!("{label} {route} N={n}"));
-                    let path = format!("{}{}", route.path(), running.query);
-                    let burst = burst::fire(&running.endpoint, &path, n, REQUEST_TIMEOUT).await;
-                    point.wall_ms = Some(burst.wall.as_secs_f64() * 1000.0);
-                    point.ok = burst.ok();
-                    point.err = burst.err();
-                    point.errors = burst
-                        .errors()
-                        .into_iter()
-                        .map(|(reason, count)| ErrorCount { reason, count })
-                        .collect();
-                    tokio::time::sleep(PAUSE).await;
-                }
-                points.push(point);
-                if let Some(reason) = running.died() {
-                    progress(&format!("FAILED {label}: {reason}"));
-                    failures.push(failed(Some(route), reason));
-                    break 'routes;
-                }
-            }
-        }
-        if let Err(reason) = running.finish().await {
-            failures.push(failed(None, reason));
-        }
-    }
-    (points, failures)
+    on: &mut impl FnMut(Event<'_, Point>),
+) -> Outcome<Point> {
+    let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, plan.threads)).collect();
+    session::run_each(&schedule, plan.sleep_ms, &plan.steps(), on, measure).await
 }
 
-/// The blocking pool each stack offloads to, by its documentation: what the `/ok-blocking`
-/// plot's steps are read against.
-pub const POOL_SIZES: &[(&str, &str)] = &[
-    (
-        "demo-axum",
-        "tokio `spawn_blocking`: 512 threads (`max_blocking_threads`)",
-    ),
-    (
-        "demo-actix",
-        "actix-web `web::block`: 512 / cores threads per worker (`worker_max_blocking_threads`)",
-    ),
-    (
-        "demo-hyper-tokio",
-        "tokio `spawn_blocking`: 512 threads (`max_blocking_threads`)",
-    ),
-    (
-        "demo-hyper-async-std",
-        "the `blocking` crate: 500 threads (`BLOCKING_MAX_THREADS`)",
-    ),
-    (
-        "demo-hyper-smol",
-        "the `blocking` crate: 500 threads (`BLOCKING_MAX_THREADS`)",
-    ),
-];
-
-impl SweepReport {
-    /// The file name of a route's plot, e.g. `wall-vs-n-ok-blocking.svg`.
-    pub fn plot_name(route: Route) -> String {
-        format!("wall-vs-n-{}.svg", route.path().trim_start_matches('/'))
-    }
-
-    /// The lines of one route's plot: one per target, the points that ran.
-    pub fn series(&self, route: Route) -> Vec<Series> {
-        let mut series: Vec<Series> = Vec::new();
-        for point in self
-            .points
-            .iter()
-            .filter(|point| point.route == route.path())
-        {
-            let Some(wall_ms) = point.wall_ms else {
-                continue;
-            };
-            match series.iter_mut().find(|line| line.label == point.target) {
-                Some(line) => line.points.push((point.n as f64, wall_ms)),
-                None => series.push(Series {
-                    label: point.target.clone(),
-                    points: vec![(point.n as f64, wall_ms)],
-                }),
-            }
-        }
-        series
-    }
-
-    /// `SWEEP.md`: environment, parameters, one table per route (stacks × N), the plots.
-    pub fn to_markdown(&self) -> String {
-        let plan = &self.plan;
-        let mut out = String::from("# Concurrency sweep\n\n");
-        let _ = writeln!(
-            out,
-            "Written by `{}`; every figure below comes from that run. Do not edit by hand.\n",
-            self.command
-        );
-        out.push_str("## Environment\n\n");
-        out.push_str(&self.environment.to_markdown());
-        let concurrency: Vec<String> = plan.concurrency.iter().map(usize::to_string).collect();
-        let _ = writeln!(
-            out,
-            "\n## Parameters\n\n- N = {} concurrent requests, each sleeping {} ms, on {}; \
-             each request on its own connection; no pinger\n",
-            concurrency.join(", "),
-            plan.sleep_ms,
-            reactor_threads(plan.threads)
-        );
-        for &route in &plan.routes {
-            let _ = writeln!(
-                out,
-                "## `{route}`: wall ms\n\n![{route}]({})\n",
-                Self::plot_name(route)
-            );
-            let _ = writeln!(
-                out,
-                "| stack | {} |",
-                concurrency
-                    .iter()
-                    .map(|n| format!("N={n}"))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            );
-            let _ = writeln!(out, "|---|{}", "---:|".repeat(concurrency.len()));
-            let mut targets: Vec<&str> = self
-                .points
-                .iter()
-                .map(|point| point.target.as_str())
-                .collect();
-            targets.dedup();
-            for target in targets {
-                let cells: Vec<String> =
-                    plan.concurrency
-                        .iter()
-                        .map(|&n| {
-                            let point = self.points.iter().find(|p| {
-                                p.target == target && p.route == route.path() && p.n == n
-                            });
-                            match point {
-                                Some(Point {
-                                    wall_ms: Some(wall),
-                                    err: 0,
-                                    ..
-                                }) => format!("{wall:.0}"),
-                                Some(Point {
-                                    wall_ms: Some(wall),
-                                    err,
-                                    ..
-                                }) => format!("{wall:.0} ({err} failed)"),
-                                Some(Point {
-                                    skipped: Some(_), ..
-                                }) => "skipped".to_owned(),
-                                _ => "-".to_owned(),
-                            }
-                        })
-                        .collect();
-                let _ = writeln!(out, "| {target} | {} |", cells.join(" | "));
-            }
-            if route == Route::OkBlocking {
-                out.push_str("\nThe blocking pools, by their documentation:\n\n");
-                for (target, pool) in POOL_SIZES {
-                    let _ = writeln!(out, "- {target}: {pool}");
-                }
-            }
-            if let Some(reason) = self.points.iter().find(|p| p.route == route.path()).and(
-                self.points
-                    .iter()
-                    .filter(|p| p.route == route.path())
-                    .find_map(|p| p.skipped.clone()),
-            ) {
-                let _ = writeln!(
-                    out,
-                    "\n`skipped`: {}",
-                    reason.trim_start_matches("skipped: ")
-                );
-            }
-            out.push('\n');
-        }
-        if !self.failures.is_empty() {
-            out.push_str("## Failures\n\n");
-            for failure in &self.failures {
-                let _ = writeln!(
-                    out,
-                    "- {}: {}",
-                    failure.target,
-                    failure.reason.replace('\n', " ")
-                );
-            }
-        }
-        out
-    }
-
-    /// Writes `SWEEP.md`, `sweep.json` and one plot per route into `dir`, each atomically.
-    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        for &route in &self.plan.routes {
-            let title = format!(
-                "{route}: wall time of N concurrent requests, sleep {} ms, {}",
-                self.plan.sleep_ms,
-                reactor_threads(self.plan.threads)
-            );
-            let reference = format!("one sleep ({} ms)", self.plan.sleep_ms);
-            let svg = plot::wall_vs_concurrency(
-                &title,
-                &self.series(route),
-                Some((self.plan.sleep_ms as f64, &reference)),
-            )
-            .map_err(std::io::Error::other)?;
-            write_atomically(&dir.join(Self::plot_name(route)), svg.as_bytes())?;
-        }
-        let json = serde_json::to_string_pretty(self).expect("a sweep always serialises") + "\n";
-        write_atomically(&dir.join("sweep.json"), json.as_bytes())?;
-        write_atomically(&dir.join("SWEEP.md"), self.to_markdown().as_bytes())
+/// One point: a burst, no probe.
+async fn measure(running: &Running, step: &SweepStep) -> Point {
+    let path = format!("{}{}", step.route.path(), running.query);
+    let burst = burst::fire(&running.endpoint, &path, step.n, REQUEST_TIMEOUT).await;
+    Point {
+        target: running.label.clone(),
+        route: step.route.path().to_owned(),
+        n: step.n,
+        wall_ms: burst.wall_ms(),
+        ok: burst.ok(),
+        err: burst.err(),
+        errors: burst.errors(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_default_sweep_is_the_issue_s() {
-        let plan = SweepPlan::default();
-        assert_eq!(plan.concurrency, [1, 10, 100, 1_000, 10_000]);
-        assert_eq!(plan.routes, Route::WORK);
-    }
 
     #[test]
     fn only_bad_bursts_that_cannot_finish_are_skipped() {
@@ -357,41 +162,13 @@ mod tests {
     }
 
     #[test]
-    fn series_follow_the_points_that_ran() {
-        let point = |target: &str, n: usize, wall_ms: Option<f64>| Point {
-            target: target.into(),
-            route: "/bad".into(),
-            n,
-            wall_ms,
-            ok: n,
-            err: 0,
-            errors: Vec::new(),
-            skipped: wall_ms.is_none().then(|| "skipped: too long".into()),
-        };
-        let report = SweepReport {
-            environment: Environment::capture(),
-            plan: SweepPlan::default(),
-            command: "bench-client sweep".into(),
-            points: vec![
-                point("a", 1, Some(20.0)),
-                point("a", 10, Some(200.0)),
-                point("a", 10_000, None),
-                point("b", 1, Some(21.0)),
-            ],
-            failures: Vec::new(),
-        };
-        let series = report.series(Route::Bad);
-        assert_eq!(series.len(), 2);
-        assert_eq!(series[0].points, [(1.0, 20.0), (10.0, 200.0)]);
-        assert!(report.series(Route::OkAwait).is_empty());
-        let markdown = report.to_markdown();
-        assert!(
-            markdown.contains("| a | 20 | 200 | - | - | skipped |"),
-            "{markdown}"
-        );
-        assert_eq!(
-            SweepReport::plot_name(Route::OkBlocking),
-            "wall-vs-n-ok-blocking.svg"
-        );
+    fn the_steps_leave_out_what_is_skipped() {
+        let steps = SweepPlan::default().steps();
+        assert_eq!(steps.len(), 3 * 5 - 1);
+        assert!(!steps.contains(&SweepStep {
+            route: Route::Bad,
+            n: 10_000
+        }));
+        assert_eq!(steps[0].to_string(), "/bad N=1");
     }
 }

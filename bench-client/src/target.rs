@@ -187,38 +187,8 @@ impl ServerProcess {
         if let Some(pipe) = child.stderr.take() {
             stderr.collect(pipe);
         }
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let mut lines = BufReader::new(stdout).lines();
-        let first = tokio::time::timeout(ready_within, lines.next_line()).await;
-        // Keep reading stdout so that a chatty server never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let line = match first {
-            Ok(Ok(Some(line))) => line,
-            Ok(_) => {
-                let status = child.wait().await.unwrap_or_default();
-                // Give the stderr reader a moment to take the last words.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                return Err(TargetError::Exited {
-                    name: name.to_owned(),
-                    status,
-                    stderr,
-                });
-            }
-            Err(_) => {
-                return Err(TargetError::NotReady {
-                    name: name.to_owned(),
-                    waited: ready_within,
-                    stderr,
-                });
-            }
-        };
-        let endpoint = line
-            .strip_prefix("listening on ")
-            .and_then(|url| Endpoint::parse(url).ok())
-            .ok_or_else(|| TargetError::BadReadiness {
-                name: name.to_owned(),
-                line: line.clone(),
-            })?;
+        // On an error `child` is dropped, and `kill_on_drop` ends a server that printed no line.
+        let endpoint = read_readiness(&mut child, name, ready_within, &stderr).await?;
         Ok(ServerProcess {
             name: name.to_owned(),
             child,
@@ -285,6 +255,47 @@ impl ServerProcess {
             }
         }
     }
+}
+
+/// Waits up to `ready_within` for the readiness line on `child`'s stdout and reads the
+/// endpoint from it; then keeps draining stdout, so that a chatty server never blocks on a
+/// full pipe.
+async fn read_readiness(
+    child: &mut Child,
+    name: &str,
+    ready_within: Duration,
+    stderr: &StderrTail,
+) -> Result<Endpoint, TargetError> {
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = tokio::time::timeout(ready_within, lines.next_line()).await;
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let line = match first {
+        Ok(Ok(Some(line))) => line,
+        Ok(_) => {
+            let status = child.wait().await.unwrap_or_default();
+            // Give the stderr reader a moment to take the last words.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            return Err(TargetError::Exited {
+                name: name.to_owned(),
+                status,
+                stderr: stderr.clone(),
+            });
+        }
+        Err(_) => {
+            return Err(TargetError::NotReady {
+                name: name.to_owned(),
+                waited: ready_within,
+                stderr: stderr.clone(),
+            });
+        }
+    };
+    line.strip_prefix("listening on ")
+        .and_then(|url| Endpoint::parse(url).ok())
+        .ok_or_else(|| TargetError::BadReadiness {
+            name: name.to_owned(),
+            line: line.clone(),
+        })
 }
 
 impl Drop for ServerProcess {

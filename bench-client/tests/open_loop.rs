@@ -5,8 +5,8 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use bench_client::http::Endpoint;
-use bench_client::open_loop::OpenLoopProbe;
-use bench_client::probe::Pinger;
+use bench_client::probe::closed::ClosedLoop;
+use bench_client::probe::open::OpenLoop;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::service::service_fn;
@@ -43,26 +43,26 @@ async fn slow_stub() -> Endpoint {
 async fn sends_stay_on_schedule_when_answers_are_slow() {
     let endpoint = slow_stub().await;
     let every = Duration::from_millis(20);
-    let probe = OpenLoopProbe::start(endpoint.clone(), every);
-    let pinger = Pinger::start(endpoint, every);
+    let probe = OpenLoop::start(endpoint.clone(), every);
+    let pinger = ClosedLoop::start(endpoint, every);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let open = probe.stop().await;
     let closed = pinger.stop().await;
 
     // 500 ms at one ping every 20 ms: 25 or 26 sends, whatever the answers take.
     assert!(
-        (24..=27).contains(&open.scheduled),
+        (24..=27).contains(&open.sent),
         "{} pings scheduled",
-        open.scheduled
+        open.sent
     );
-    assert_eq!(open.send_lag_ms.len(), open.scheduled);
+    assert_eq!(open.send_lag_ms.len(), open.sent);
     let worst_lag = open.send_lag_ms.iter().copied().fold(0.0, f64::max);
     assert!(
         worst_lag < 10.0,
         "a ping left {worst_lag:.1} ms after its time"
     );
     // Every ping is answered, each at least SLOW after its scheduled time.
-    assert_eq!(open.latencies_ms.len(), open.scheduled, "{:?}", open.errors);
+    assert_eq!(open.latencies_ms.len(), open.sent, "{:?}", open.errors);
     assert!(
         open.latencies_ms.iter().all(|&ms| ms >= 200.0),
         "{:?}",
@@ -72,8 +72,8 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
     // The closed loop waits for each answer: one ping per 200 + 20 ms, so 3 in 500 ms and
     // the one in flight when it was stopped, which it waits for.
     assert!(
-        closed.samples_ms.len() <= 4,
+        closed.latencies_ms.len() <= 4,
         "{} closed-loop samples",
-        closed.samples_ms.len()
+        closed.latencies_ms.len()
     );
 }

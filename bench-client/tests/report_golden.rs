@@ -4,11 +4,22 @@
 
 use std::path::Path;
 
-use bench_client::bench::{Case, ErrorCount, Failure, Plan};
+use bench_client::bench::{Case, Plan};
+use bench_client::burst::ErrorCount;
 use bench_client::environment::Environment;
-use bench_client::open_loop::OpenLoopRecord;
+use bench_client::probe::ProbeRecord;
 use bench_client::report::{Report, Timing, write_atomically};
+use bench_client::session::Failure;
 use bench_client::stats::{Ideals, OpenLoopStats, PingStats};
+
+fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
+    ProbeRecord {
+        sent: latencies_ms.len() + errors.len(),
+        latencies_ms,
+        errors,
+        send_lag_ms: Vec::new(),
+    }
+}
 
 fn case(
     target: &str,
@@ -34,7 +45,7 @@ fn case(
         verdict: ideals.verdict(wall_ms),
         sleep_thread: Some(thread.into()),
         on_reactor: Some(on_reactor),
-        ping: PingStats::from_samples(pings, Vec::new()),
+        closed_loop: Some(PingStats::from_record(closed_loop(pings, Vec::new()))),
         open_loop: None,
     }
 }
@@ -49,10 +60,10 @@ fn report() -> Report {
         vec![0.9, 498.0, 500.2],
     );
     actix_bad.runtime = Some("actix-rt (tokio current_thread per worker)".into());
-    actix_bad.ping = PingStats::from_samples(
+    actix_bad.closed_loop = Some(PingStats::from_record(closed_loop(
         vec![0.9, 498.0, 500.2],
         vec!["connection closed before message completed".into()],
-    );
+    )));
     let mut actix_await = case(
         "demo-actix",
         "/ok-await",
@@ -76,8 +87,8 @@ fn report() -> Report {
         true,
         vec![1.0, 451.0, 500.5, 499.9],
     );
-    axum_bad.open_loop = Some(OpenLoopStats::from_record(OpenLoopRecord {
-        scheduled: 6,
+    axum_bad.open_loop = Some(OpenLoopStats::from_record(ProbeRecord {
+        sent: 6,
         latencies_ms: vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],
         errors: Vec::new(),
         send_lag_ms: vec![0.1; 6],

@@ -3,11 +3,12 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bench_client::bench::{self, Event, HEAD_START, PAUSE, TargetRun};
+use bench_client::bench::{self, HEAD_START};
 use bench_client::cli::{Cli, Command, SweepArgs};
 use bench_client::environment::Environment;
-use bench_client::report::{self, Report, Timing};
-use bench_client::sweep::{self, SweepReport};
+use bench_client::report::{self, Report, SweepReport, Timing};
+use bench_client::session::{Event, Outcome, PAUSE};
+use bench_client::sweep;
 use clap::Parser as _;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -63,13 +64,17 @@ fn interrupted(signal: &str, code: u8) -> ExitCode {
 async fn run_sweep(args: &SweepArgs) -> ExitCode {
     let plan = args.plan();
     let targets = args.spawn.targets(true);
-    let (points, failures) =
-        sweep::run(&targets, &plan, &mut |what: &str| eprintln!("{what}")).await;
+    let mut on = |event: Event<'_, sweep::Point>| match event {
+        Event::Running { target, step } => eprintln!("{target} {step}"),
+        Event::Failed(failure) => eprintln!("FAILED {}: {}", failure.target, failure.reason),
+        Event::Starting { .. } | Event::Measured(_) => {}
+    };
+    let Outcome { measured, failures } = sweep::run(&targets, &plan, &mut on).await;
     let report = SweepReport {
         environment: Environment::capture(),
         plan,
         command: command_line(),
-        points,
+        points: measured,
         failures,
     };
     if let Err(error) = report.write(&args.out) {
@@ -101,18 +106,24 @@ async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {
     let plan = cli.plan();
     let mut done = 0;
     let total = bench::case_count(targets, &plan);
-    let mut on = |event: Event<'_>| match event {
+    let mut on = |event: Event<'_, bench::Case>| match event {
         Event::Starting { target, threads } => {
-            println!("\n##### {target} ({})", report::reactor_threads(threads))
+            println!(
+                "\n##### {target} ({})",
+                report::text::reactor_threads(threads)
+            )
         }
-        Event::Running { target, route } => {
+        Event::Running { target, step } => {
             done += 1;
-            eprintln!("[{done}/{total}] {target} {route} ...");
+            eprintln!("[{done}/{total}] {target} {step} ...");
         }
-        Event::Measured(case) => println!("{}", report::terminal_block(case)),
+        Event::Measured(case) => println!("{}", report::terminal::block(case)),
         Event::Failed(failure) => eprintln!("FAILED {}: {}", failure.target, failure.reason),
     };
-    let TargetRun { cases, failures } = bench::run_plan(targets, &plan, &mut on).await;
+    let Outcome {
+        measured: cases,
+        failures,
+    } = bench::run_plan(targets, &plan, &mut on).await;
     let bursts_s = cases.iter().map(|case| case.wall_ms / 1000.0).sum();
     let report = Report {
         environment,
@@ -130,19 +141,9 @@ async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {
         eprintln!("bench-client: cannot write {}: {error}", cli.out.display());
         return ExitCode::FAILURE;
     }
-    match &cli.readme {
-        Some(readme) if cli.is_full_comparison() && report.failures.is_empty() => {
-            if let Err(error) = report.refresh_readme(readme) {
-                eprintln!("bench-client: cannot refresh {}: {error}", readme.display());
-                return ExitCode::FAILURE;
-            }
-            eprintln!("refreshed the results block of {}", readme.display());
-        }
-        Some(readme) => eprintln!(
-            "left {} as it was: only a complete run of the full default comparison goes there",
-            readme.display()
-        ),
-        None => {}
+    if let Err(error) = refresh_readme(cli, &report) {
+        eprintln!("bench-client: {error}");
+        return ExitCode::FAILURE;
     }
     eprintln!(
         "\nwrote {}/RESULTS.md and results.json in {:.1} s ({:.1}% beyond the bursts and fixed waits)",
@@ -155,4 +156,23 @@ async fn run(cli: &Cli, targets: &[bench_client::target::Target]) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// Rewrites the README's results block, if asked to and if this run may stand for it: only a
+/// complete run of the full default comparison does.
+fn refresh_readme(cli: &Cli, report: &Report) -> Result<(), String> {
+    let Some(readme) = &cli.readme else {
+        return Ok(());
+    };
+    if !cli.is_full_comparison() || !report.failures.is_empty() {
+        eprintln!(
+            "left {} as it was: only a complete run of the full default comparison goes there",
+            readme.display()
+        );
+        return Ok(());
+    }
+    report::readme::refresh(report, readme)
+        .map_err(|error| format!("cannot refresh {}: {error}", readme.display()))?;
+    eprintln!("refreshed the results block of {}", readme.display());
+    Ok(())
 }

@@ -5,8 +5,8 @@
 //!   each new connection to one worker, round-robin; a connection never moves, nothing is
 //!   stolen. So a worker blocked in `/bad` stalls every connection it holds.
 //! - Offload: `actix_web::web::block`, which is tokio's `spawn_blocking` on that worker's
-//!   runtime: a pool per worker of `worker_max_blocking_threads` = max(512 / cores, 1)
-//!   threads, 256 on this 2-core machine.
+//!   runtime: a pool per worker of max(512 / cores, 1) threads, 256 on a 2-core machine;
+//!   `--blocking-threads K` makes it K per worker (`worker_max_blocking_threads`, below).
 
 use actix_web::{App, HttpServer, web};
 use demo_contract::for_actix::{self, get, unmatched};
@@ -26,17 +26,17 @@ async fn ping(demo: web::Data<Demo>) -> Pong {
 }
 
 /// Blocks the reactor: the worker sleeps, and every connection it holds waits.
-async fn bad(Sleep(ms): Sleep) -> Work {
-    let work = STACK.work_here(Route::Bad, ms);
-    std::thread::sleep(ms);
+async fn bad(Sleep(duration): Sleep) -> Work {
+    let work = STACK.work_here(Route::Bad, duration);
+    std::thread::sleep(duration);
     work
 }
 
 /// Frees the reactor: the sleep runs on the worker's blocking pool while this task waits.
-async fn ok_blocking(Sleep(ms): Sleep) -> Work {
+async fn ok_blocking(Sleep(duration): Sleep) -> Work {
     web::block(move || {
-        let work = STACK.work_here(Route::OkBlocking, ms);
-        std::thread::sleep(ms);
+        let work = STACK.work_here(Route::OkBlocking, duration);
+        std::thread::sleep(duration);
         work
     })
     .await
@@ -44,9 +44,9 @@ async fn ok_blocking(Sleep(ms): Sleep) -> Work {
 }
 
 /// Frees the reactor: the task yields to the timer, and the worker polls others meanwhile.
-async fn ok_await(Sleep(ms): Sleep) -> Work {
-    let work = STACK.work_here(Route::OkAwait, ms);
-    actix_web::rt::time::sleep(ms).await;
+async fn ok_await(Sleep(duration): Sleep) -> Work {
+    let work = STACK.work_here(Route::OkAwait, duration);
+    actix_web::rt::time::sleep(duration).await;
     work
 }
 
@@ -54,7 +54,7 @@ fn main() -> std::io::Result<()> {
     let args = STACK.args();
     let demo = Demo::new(&STACK, "actix-rt (tokio current_thread per worker)", &args);
     actix_web::rt::System::new().block_on(async {
-        let server = HttpServer::new(move || {
+        let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(web::Data::new(demo))
                 .service(get(Route::Ping, ping))
@@ -67,8 +67,11 @@ fn main() -> std::io::Result<()> {
         // We handle SIGINT/SIGTERM ourselves, installed before the readiness line, and bound
         // the graceful stop as every server here does (actix-web's own default is 30 s).
         .disable_signals()
-        .shutdown_timeout(SHUTDOWN_GRACE.as_secs())
-        .listen(demo_contract::listen(args.addr())?)?;
+        .shutdown_timeout(SHUTDOWN_GRACE.as_secs());
+        if let Some(pool) = args.blocking_threads {
+            server = server.worker_max_blocking_threads(pool);
+        }
+        let server = server.listen(demo_contract::listen(args.addr())?)?;
         let stop = Shutdown::on_signal()?;
         demo.announce(server.addrs()[0]);
         for_actix::run(stop, server.run()).await

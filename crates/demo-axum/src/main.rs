@@ -3,8 +3,9 @@
 //! - Reactor: with `--threads 1`, a tokio `current_thread` runtime: the `main` thread polls
 //!   every request future and also drives epoll and the timers. With `--threads N`, a
 //!   `multi_thread` runtime with N work-stealing `tokio-rt-worker` threads.
-//! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads
-//!   (`max_blocking_threads`), idle ones kept for 10 s.
+//! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads, idle
+//!   ones kept for 10 s; `--blocking-threads` sets that limit (`max_blocking_threads`, in
+//!   `for_tokio::runtime`).
 
 use axum::Router;
 use axum::extract::State;
@@ -27,17 +28,17 @@ async fn ping(State(demo): State<Demo>) -> Pong {
 }
 
 /// Blocks the reactor: the thread that should poll every other request sleeps instead.
-async fn bad(Sleep(ms): Sleep) -> Work {
-    let work = STACK.work_here(Route::Bad, ms);
-    std::thread::sleep(ms);
+async fn bad(Sleep(duration): Sleep) -> Work {
+    let work = STACK.work_here(Route::Bad, duration);
+    std::thread::sleep(duration);
     work
 }
 
 /// Frees the reactor: the sleep runs on a blocking-pool thread while this task waits.
-async fn ok_blocking(Sleep(ms): Sleep) -> Work {
+async fn ok_blocking(Sleep(duration): Sleep) -> Work {
     tokio::task::spawn_blocking(move || {
-        let work = STACK.work_here(Route::OkBlocking, ms);
-        std::thread::sleep(ms);
+        let work = STACK.work_here(Route::OkBlocking, duration);
+        std::thread::sleep(duration);
         work
     })
     .await
@@ -45,15 +46,15 @@ async fn ok_blocking(Sleep(ms): Sleep) -> Work {
 }
 
 /// Frees the reactor: the task yields to the timer, and the thread polls others meanwhile.
-async fn ok_await(Sleep(ms): Sleep) -> Work {
-    let work = STACK.work_here(Route::OkAwait, ms);
-    tokio::time::sleep(ms).await;
+async fn ok_await(Sleep(duration): Sleep) -> Work {
+    let work = STACK.work_here(Route::OkAwait, duration);
+    tokio::time::sleep(duration).await;
     work
 }
 
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
-    let (runtime, flavour) = for_tokio::runtime(args.threads)?;
+    let (runtime, flavour) = for_tokio::runtime(&args)?;
     let demo = Demo::new(&STACK, flavour, &args);
     let mut app = Router::new()
         .route(Route::Ping.path(), get(ping))

@@ -5,7 +5,11 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 
 use crate::{MAX_SLEEP_MS, Stack};
 
-/// The command line every server takes (CONTRACT).
+/// The largest `--blocking-threads`: the `blocking` crate (async-std, smol) clamps the pool
+/// size it reads from its environment variable to `1..=10000`; every stack takes that range.
+const MAX_BLOCKING_THREADS: u64 = 10_000;
+
+/// The command line every server takes (the CLI of the route contract, `docs/contract.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
 #[command(
     after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await; \
@@ -29,6 +33,10 @@ pub struct Args {
     /// Sleep of a work route without `?ms=`, in milliseconds.
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=MAX_SLEEP_MS))]
     pub sleep_ms: u64,
+
+    /// Threads of the offload pool (the runtime's blocking pool) [default: the runtime's own]
+    #[arg(long, value_name = "K", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_BLOCKING_THREADS))]
+    pub blocking_threads: Option<usize>,
 }
 
 impl Args {
@@ -82,6 +90,7 @@ mod tests {
         assert_eq!(args.addr(), "127.0.0.1:8765".parse().unwrap());
         assert_eq!(args.threads, 1);
         assert_eq!(args.sleep_ms, 500);
+        assert_eq!(args.blocking_threads, None, "the runtime's own pool size");
     }
 
     #[test]
@@ -95,11 +104,18 @@ mod tests {
             "4",
             "--sleep-ms",
             "20",
+            "--blocking-threads",
+            "3",
         ])
         .unwrap();
         assert_eq!(args.addr(), "0.0.0.0:0".parse().unwrap());
         assert_eq!(args.threads, 4);
         assert_eq!(args.sleep_ms, 20);
+        assert_eq!(args.blocking_threads, Some(3));
+        for edge in ["1", "10000"] {
+            let args = parse(&["--blocking-threads", edge]).unwrap();
+            assert_eq!(args.blocking_threads, Some(edge.parse().unwrap()));
+        }
     }
 
     #[test]
@@ -109,6 +125,9 @@ mod tests {
             &["--threads", "many"],
             &["--port", "70000"],
             &["--sleep-ms", "10001"],
+            &["--blocking-threads", "0"],
+            &["--blocking-threads", "10001"],
+            &["--blocking-threads", "-1"],
             &["--host", "nowhere"],
             &["--frobnicate"],
         ] {
@@ -123,5 +142,6 @@ mod tests {
         assert!(help.contains("demo-test"), "{help}");
         assert!(help.contains("a test server"), "{help}");
         assert!(help.contains("--sleep-ms"), "{help}");
+        assert!(help.contains("--blocking-threads <K>"), "{help}");
     }
 }

@@ -11,6 +11,7 @@ use actix_web::web::{self, Data};
 use actix_web::{
     FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, ResponseError,
 };
+use serde::Serialize;
 
 use crate::body::to_json;
 use crate::for_tokio::Shutdown;
@@ -25,27 +26,27 @@ impl FromRequest for Sleep {
         let demo = req
             .app_data::<Data<Demo>>()
             .expect("the App registers Data<Demo>");
-        ready(demo.sleep_for(Some(req.query_string())))
+        ready(demo.mark_reactor_and_read_sleep(Some(req.query_string())))
     }
 }
 
-fn json(status: u16, body: Vec<u8>) -> HttpResponse {
+fn json(status: u16, body: &impl Serialize) -> HttpResponse {
     HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .content_type("application/json")
-        .body(body)
+        .body(to_json(body))
 }
 
 impl Responder for Pong {
     type Body = BoxBody;
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
-        json(200, to_json(&self))
+        json(200, &self)
     }
 }
 
 impl Responder for Work {
     type Body = BoxBody;
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
-        json(200, to_json(&self))
+        json(200, &self)
     }
 }
 
@@ -61,7 +62,7 @@ impl ResponseError for ApiError {
         StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
     fn error_response(&self) -> HttpResponse {
-        json(self.status, to_json(self))
+        json(self.status, self)
     }
 }
 

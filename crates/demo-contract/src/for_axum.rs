@@ -4,6 +4,7 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 
 use crate::body::to_json;
 use crate::{ApiError, Demo, Pong, Sleep, Work};
@@ -14,30 +15,31 @@ impl FromRequestParts<Demo> for Sleep {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, demo: &Demo) -> Result<Self, ApiError> {
-        demo.sleep_for(parts.uri.query())
+        demo.mark_reactor_and_read_sleep(parts.uri.query())
     }
 }
 
-fn json(status: u16, body: Vec<u8>) -> Response {
+fn json(status: u16, body: &impl Serialize) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    let headers = [(header::CONTENT_TYPE, "application/json")];
+    (status, headers, to_json(body)).into_response()
 }
 
 impl IntoResponse for Pong {
     fn into_response(self) -> Response {
-        json(200, to_json(&self))
+        json(200, &self)
     }
 }
 
 impl IntoResponse for Work {
     fn into_response(self) -> Response {
-        json(200, to_json(&self))
+        json(200, &self)
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        json(self.status, to_json(&self))
+        json(self.status, &self)
     }
 }
 

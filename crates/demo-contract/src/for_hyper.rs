@@ -18,17 +18,19 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::server::graceful::GracefulShutdown;
+use serde::Serialize;
 
 use crate::body::to_json;
 use crate::{ApiError, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Work};
 
 /// The four handlers of one hyper server. The adapter has already checked the method, the
-/// path and `?ms=`, on the reactor thread that polls the request.
+/// path and `?ms=`, on the reactor thread that polls the request: `duration` is how long this
+/// request's work sleeps.
 pub trait Handlers: Send + Sync + 'static {
     fn ping(&self, demo: &Demo) -> impl Future<Output = Pong> + Send;
-    fn bad(&self, sleep: Duration) -> impl Future<Output = Work> + Send;
-    fn ok_blocking(&self, sleep: Duration) -> impl Future<Output = Work> + Send;
-    fn ok_await(&self, sleep: Duration) -> impl Future<Output = Work> + Send;
+    fn bad(&self, duration: Duration) -> impl Future<Output = Work> + Send;
+    fn ok_blocking(&self, duration: Duration) -> impl Future<Output = Work> + Send;
+    fn ok_await(&self, duration: Duration) -> impl Future<Output = Work> + Send;
 }
 
 /// A spawned connection task.
@@ -41,32 +43,27 @@ pub async fn respond<H: Handlers, B>(
     req: &Request<B>,
 ) -> Response<Full<Bytes>> {
     let path = req.uri().path();
-    let Some(route) = Route::from_path(path) else {
-        return json(&ApiError::not_found(path), 404);
+    let Some(route) = Route::from_path(path).filter(|_| req.method() == Method::GET) else {
+        let error = ApiError::unmatched(req.method().as_str(), path);
+        return json(error.status, &error);
     };
-    if req.method() != Method::GET {
-        return json(
-            &ApiError::method_not_allowed(req.method().as_str(), path),
-            405,
-        );
-    }
     if route == Route::Ping {
-        return json(&handlers.ping(demo).await, 200);
+        return json(200, &handlers.ping(demo).await);
     }
-    let ms = match demo.sleep_for(req.uri().query()) {
-        Ok(Sleep(ms)) => ms,
-        Err(error) => return json(&error, error.status),
+    let duration = match demo.mark_reactor_and_read_sleep(req.uri().query()) {
+        Ok(Sleep(duration)) => duration,
+        Err(error) => return json(error.status, &error),
     };
     let work = match route {
-        Route::Bad => handlers.bad(ms).await,
-        Route::OkBlocking => handlers.ok_blocking(ms).await,
-        Route::OkAwait => handlers.ok_await(ms).await,
+        Route::Bad => handlers.bad(duration).await,
+        Route::OkBlocking => handlers.ok_blocking(duration).await,
+        Route::OkAwait => handlers.ok_await(duration).await,
         Route::Ping => unreachable!("/ping is answered above, without a sleep"),
     };
-    json(&work, 200)
+    json(200, &work)
 }
 
-fn json(body: &impl serde::Serialize, status: u16) -> Response<Full<Bytes>> {
+fn json(status: u16, body: &impl Serialize) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(to_json(body))));
     *response.status_mut() =
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

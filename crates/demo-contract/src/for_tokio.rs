@@ -7,24 +7,24 @@ use tokio::runtime::{Builder, Runtime};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
-use crate::SHUTDOWN_GRACE;
+use crate::{Args, SHUTDOWN_GRACE};
 
-/// The tokio runtime for `threads` reactor threads, and its label for `/ping`: the caller's
-/// thread alone (`current_thread`, like one uvicorn worker) for one, `multi_thread` with that
-/// many work-stealing workers above.
-pub fn runtime(threads: usize) -> io::Result<(Runtime, &'static str)> {
-    if threads == 1 {
-        Ok((
-            Builder::new_current_thread().enable_all().build()?,
-            "tokio current_thread",
-        ))
+/// The tokio runtime the command line asks for, and its label for `/ping`: for one reactor
+/// thread, the caller's thread alone (`current_thread`, like one uvicorn worker); above,
+/// `multi_thread` with that many work-stealing workers. `--blocking-threads` sets the
+/// blocking pool's `max_blocking_threads` (tokio's default: 512) on either flavour.
+pub fn runtime(args: &Args) -> io::Result<(Runtime, &'static str)> {
+    let (mut builder, flavour) = if args.threads == 1 {
+        (Builder::new_current_thread(), "tokio current_thread")
     } else {
-        let runtime = Builder::new_multi_thread()
-            .worker_threads(threads)
-            .enable_all()
-            .build()?;
-        Ok((runtime, "tokio multi_thread"))
+        let mut builder = Builder::new_multi_thread();
+        builder.worker_threads(args.threads);
+        (builder, "tokio multi_thread")
+    };
+    if let Some(pool) = args.blocking_threads {
+        builder.max_blocking_threads(pool);
     }
+    Ok((builder.enable_all().build()?, flavour))
 }
 
 /// SIGINT or SIGTERM, once either arrives.

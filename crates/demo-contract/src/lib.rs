@@ -1,9 +1,10 @@
 //! What every demo server shares, so that each server's `main.rs` holds only its lesson: the four
 //! handlers on its own stack.
 //!
-//! The contract (DESIGN.md §2) in one place:
+//! The route contract (`docs/contract.md` at the repository's root), implemented once:
 //! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`) and `/ok-await`;
-//! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, parsed by clap;
+//! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, `--blocking-threads`, parsed by
+//!   clap;
 //! - [`Pong`], [`Work`] and [`ApiError`]: the JSON bodies;
 //! - [`parse_sleep`]: the `?ms=` rule, 0..=10000, anything else a 400;
 //! - [`Demo::announce`]: the readiness line `listening on http://127.0.0.1:PORT`;
@@ -115,11 +116,14 @@ impl Demo {
         }
     }
 
-    /// Validates a work route's query and marks the calling thread as a reactor thread.
+    /// Marks the calling thread as a reactor thread, then reads the work route's sleep from
+    /// its query (`?ms=`, else the default).
     ///
-    /// Only async handlers call this, and async code runs only on threads that poll request
-    /// futures: so the mark is set exactly on reactor threads, whatever they are named.
-    pub fn sleep_for(&self, query: Option<&str>) -> Result<Sleep, ApiError> {
+    /// Marking here is honest: only the async code that extracts a request's sleep calls
+    /// this, and async code runs only on threads that poll request futures. So the mark is
+    /// set exactly on reactor threads, whatever they are named. It is set even when the
+    /// query is invalid: the thread polled a request either way.
+    pub fn mark_reactor_and_read_sleep(&self, query: Option<&str>) -> Result<Sleep, ApiError> {
         reactor::mark();
         parse_sleep(query, self.default_sleep).map(Sleep)
     }
@@ -164,7 +168,8 @@ pub fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     Ok(socket.into())
 }
 
-/// The one line a server prints on stdout once it accepts connections (CONTRACT).
+/// The one line a server prints on stdout once it accepts connections (the readiness line of
+/// `docs/contract.md`).
 pub fn readiness_line(addr: SocketAddr) -> String {
     format!("listening on http://{addr}")
 }
@@ -215,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn sleep_for_marks_the_calling_thread_only() {
+    fn reading_the_sleep_marks_the_calling_thread_only() {
         let demo = Demo {
             stack: &STACK,
             runtime: "test",
@@ -224,9 +229,9 @@ mod tests {
         };
         std::thread::spawn(move || {
             assert!(!STACK.work_here(Route::Bad, Duration::ZERO).on_reactor);
-            let Sleep(ms) = demo.sleep_for(None).unwrap();
-            assert_eq!(ms, Duration::from_millis(5));
-            assert!(STACK.work_here(Route::Bad, ms).on_reactor);
+            let Sleep(duration) = demo.mark_reactor_and_read_sleep(None).unwrap();
+            assert_eq!(duration, Duration::from_millis(5));
+            assert!(STACK.work_here(Route::Bad, duration).on_reactor);
             // A thread the "handler" hands work to carries no mark.
             let pool = std::thread::spawn(|| STACK.work_here(Route::OkBlocking, Duration::ZERO));
             assert!(!pool.join().unwrap().on_reactor);
@@ -236,7 +241,7 @@ mod tests {
     }
 
     #[test]
-    fn sleep_for_marks_even_when_the_query_is_bad() {
+    fn reading_the_sleep_marks_even_when_the_query_is_bad() {
         let demo = Demo {
             stack: &STACK,
             runtime: "test",
@@ -244,7 +249,8 @@ mod tests {
             default_sleep: Duration::ZERO,
         };
         std::thread::spawn(move || {
-            assert_eq!(demo.sleep_for(Some("ms=x")).unwrap_err().status, 400);
+            let error = demo.mark_reactor_and_read_sleep(Some("ms=x")).unwrap_err();
+            assert_eq!(error.status, 400);
             assert!(reactor::is_marked());
         })
         .join()

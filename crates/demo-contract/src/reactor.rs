@@ -1,11 +1,13 @@
 //! Marking the threads that poll request futures.
 //!
 //! Thread names cannot tell a reactor thread from a pool thread: tokio names both its workers
-//! and its blocking threads `tokio-rt-worker`, and async-std's pool threads share one name.
+//! and its blocking threads `tokio-rt-worker`, and the other runtimes' names are conventions
+//! of theirs, not something to rely on.
 //! Runtime start hooks cannot either: tokio's `on_thread_start` runs on blocking threads too.
 //! What does tell is where async code runs: a handler's future is only ever polled on a
-//! reactor thread. So every work handler marks its thread (through [`crate::Demo::sleep_for`])
-//! and the sleep reports whether the thread it runs on carries the mark.
+//! reactor thread. So every work handler marks its thread when it reads its sleep (through
+//! [`crate::Demo::mark_reactor_and_read_sleep`]) and the sleep reports whether the thread it
+//! runs on carries the mark.
 
 use std::cell::Cell;
 

@@ -1,4 +1,4 @@
-/// The four routes every server serves (CONTRACT).
+/// The four routes every server serves (the route contract, `docs/contract.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// Returns at once: shows whether the reactor is free to answer.

@@ -10,9 +10,9 @@ pub const MAX_SLEEP_MS: u64 = 10_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sleep(pub Duration);
 
-/// Reads the sleep from a request's query string (CONTRACT): `ms` must appear at most once,
-/// as a whole number of milliseconds in `0..=10000`; without it, `default`. Other parameters
-/// are ignored, as FastAPI ignores them.
+/// Reads the sleep from a request's query string (the `?ms=` rule of `docs/contract.md`):
+/// `ms` must appear at most once, as a whole number of milliseconds in `0..=10000`; without
+/// it, `default`. Other parameters are ignored, as FastAPI ignores them.
 pub fn parse_sleep(query: Option<&str>, default: Duration) -> Result<Duration, ApiError> {
     let mut values = form_urlencoded::parse(query.unwrap_or("").as_bytes())
         .filter(|(key, _)| key == "ms")

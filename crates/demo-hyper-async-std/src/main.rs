@@ -9,7 +9,8 @@
 //!   `block_on`): wake-ups still arrive while `/bad` sleeps, but no executor thread is free to
 //!   poll the woken tasks.
 //! - Offload: `async_std::task::spawn_blocking`, the `blocking` crate's pool: up to 500
-//!   threads (`BLOCKING_MAX_THREADS`).
+//!   threads; `--blocking-threads` sets that limit (`blocking::set_max_blocking_threads`,
+//!   through `for_async_io::size_blocking_pool`).
 
 use std::time::Duration;
 
@@ -36,26 +37,26 @@ impl Handlers for HyperAsyncStd {
     }
 
     /// Blocks the reactor: the executor thread that should poll other requests sleeps instead.
-    async fn bad(&self, ms: Duration) -> Work {
-        let work = STACK.work_here(Route::Bad, ms);
-        std::thread::sleep(ms);
+    async fn bad(&self, duration: Duration) -> Work {
+        let work = STACK.work_here(Route::Bad, duration);
+        std::thread::sleep(duration);
         work
     }
 
     /// Frees the reactor: the sleep runs on a `blocking` pool thread while this task waits.
-    async fn ok_blocking(&self, ms: Duration) -> Work {
+    async fn ok_blocking(&self, duration: Duration) -> Work {
         task::spawn_blocking(move || {
-            let work = STACK.work_here(Route::OkBlocking, ms);
-            std::thread::sleep(ms);
+            let work = STACK.work_here(Route::OkBlocking, duration);
+            std::thread::sleep(duration);
             work
         })
         .await
     }
 
     /// Frees the reactor: the task yields to the timer, and the thread polls others meanwhile.
-    async fn ok_await(&self, ms: Duration) -> Work {
-        let work = STACK.work_here(Route::OkAwait, ms);
-        task::sleep(ms).await;
+    async fn ok_await(&self, duration: Duration) -> Work {
+        let work = STACK.work_here(Route::OkAwait, duration);
+        task::sleep(duration).await;
         work
     }
 }
@@ -64,8 +65,9 @@ impl Handlers for HyperAsyncStd {
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     // SAFETY: no other thread exists yet, so nothing can read the environment while we
-    // write it; async-std reads this variable when its executor starts, below.
+    // write it; async-std reads its variable once, when its executor starts, below.
     unsafe { std::env::set_var("ASYNC_STD_THREAD_COUNT", args.threads.to_string()) };
+    for_async_io::size_blocking_pool(args.blocking_threads);
     let demo = Demo::new(&STACK, "async-std global executor", &args);
 
     // `block_on` would poll its future on this thread, outside the executor: spawn the server

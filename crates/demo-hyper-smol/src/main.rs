@@ -4,8 +4,9 @@
 //!   (idle threads steal from busy ones). epoll itself runs in async-io, on its own
 //!   `async-io` thread (or inside a `block_on`): wake-ups still arrive while `/bad` sleeps, but
 //!   no executor thread is free to poll the woken tasks.
-//! - Offload: `smol::unblock`, the `blocking` crate's pool: up to 500 threads
-//!   (`BLOCKING_MAX_THREADS`).
+//! - Offload: `smol::unblock`, the `blocking` crate's pool: up to 500 threads;
+//!   `--blocking-threads` sets that limit (`blocking::set_max_blocking_threads`, through
+//!   `for_async_io::size_blocking_pool`).
 
 use std::time::Duration;
 
@@ -35,32 +36,33 @@ impl Handlers for HyperSmol {
     }
 
     /// Blocks the reactor: the executor thread that should poll other requests sleeps instead.
-    async fn bad(&self, ms: Duration) -> Work {
-        let work = STACK.work_here(Route::Bad, ms);
-        std::thread::sleep(ms);
+    async fn bad(&self, duration: Duration) -> Work {
+        let work = STACK.work_here(Route::Bad, duration);
+        std::thread::sleep(duration);
         work
     }
 
     /// Frees the reactor: the sleep runs on a `blocking` pool thread while this task waits.
-    async fn ok_blocking(&self, ms: Duration) -> Work {
+    async fn ok_blocking(&self, duration: Duration) -> Work {
         smol::unblock(move || {
-            let work = STACK.work_here(Route::OkBlocking, ms);
-            std::thread::sleep(ms);
+            let work = STACK.work_here(Route::OkBlocking, duration);
+            std::thread::sleep(duration);
             work
         })
         .await
     }
 
     /// Frees the reactor: the task yields to the timer, and the thread polls others meanwhile.
-    async fn ok_await(&self, ms: Duration) -> Work {
-        let work = STACK.work_here(Route::OkAwait, ms);
-        Timer::after(ms).await;
+    async fn ok_await(&self, duration: Duration) -> Work {
+        let work = STACK.work_here(Route::OkAwait, duration);
+        Timer::after(duration).await;
         work
     }
 }
 
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
+    for_async_io::size_blocking_pool(args.blocking_threads);
     let demo = Demo::new(&STACK, "smol Executor", &args);
     for n in 0..args.threads {
         std::thread::Builder::new()

@@ -3,8 +3,9 @@
 //! - Reactor: with `--threads 1`, a tokio `current_thread` runtime: the `main` thread accepts,
 //!   polls every connection and drives epoll and the timers. With `--threads N`, a
 //!   `multi_thread` runtime with N work-stealing `tokio-rt-worker` threads.
-//! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads
-//!   (`max_blocking_threads`), idle ones kept for 10 s.
+//! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads, idle
+//!   ones kept for 10 s; `--blocking-threads` sets that limit (`max_blocking_threads`, in
+//!   `for_tokio::runtime`).
 
 use std::time::Duration;
 
@@ -30,17 +31,17 @@ impl Handlers for HyperTokio {
     }
 
     /// Blocks the reactor: the thread that should poll every other request sleeps instead.
-    async fn bad(&self, ms: Duration) -> Work {
-        let work = STACK.work_here(Route::Bad, ms);
-        std::thread::sleep(ms);
+    async fn bad(&self, duration: Duration) -> Work {
+        let work = STACK.work_here(Route::Bad, duration);
+        std::thread::sleep(duration);
         work
     }
 
     /// Frees the reactor: the sleep runs on a blocking-pool thread while this task waits.
-    async fn ok_blocking(&self, ms: Duration) -> Work {
+    async fn ok_blocking(&self, duration: Duration) -> Work {
         tokio::task::spawn_blocking(move || {
-            let work = STACK.work_here(Route::OkBlocking, ms);
-            std::thread::sleep(ms);
+            let work = STACK.work_here(Route::OkBlocking, duration);
+            std::thread::sleep(duration);
             work
         })
         .await
@@ -48,16 +49,16 @@ impl Handlers for HyperTokio {
     }
 
     /// Frees the reactor: the task yields to the timer, and the thread polls others meanwhile.
-    async fn ok_await(&self, ms: Duration) -> Work {
-        let work = STACK.work_here(Route::OkAwait, ms);
-        tokio::time::sleep(ms).await;
+    async fn ok_await(&self, duration: Duration) -> Work {
+        let work = STACK.work_here(Route::OkAwait, duration);
+        tokio::time::sleep(duration).await;
         work
     }
 }
 
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
-    let (runtime, flavour) = for_tokio::runtime(args.threads)?;
+    let (runtime, flavour) = for_tokio::runtime(&args)?;
     let demo = Demo::new(&STACK, flavour, &args);
     runtime.block_on(async {
         let listener = TcpListener::from_std(demo_contract::listen(args.addr())?)?;

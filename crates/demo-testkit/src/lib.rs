@@ -1,10 +1,11 @@
-//! The contract tests (DESIGN.md §2), run identically against every server binary.
+//! The contract tests (the route contract, `docs/contract.md`), run identically against every
+//! server binary.
 //!
 //! Each server crate's `tests/contract.rs` is one line, `demo_testkit::contract_tests!("NAME");`,
 //! which expands to one `#[test]` per check below, each starting the real binary on
 //! `--port 0`. Timings assert the shape with generous margins, never a speed: a burst of
 //! `N` sleeps is serialised if it takes at least 0.8 × N × sleep, concurrent if under
-//! 3 × sleep. Every server runs in a [`ServerProcess`], which kills it when dropped, so a
+//! 3 × sleep; two rounds of sleeps take from 1.6 to 2.9 sleeps, one round under 1.9. Every server runs in a [`ServerProcess`], which kills it when dropped, so a
 //! failing check leaves no process behind.
 
 use std::io::{Read as _, Write as _};
@@ -32,6 +33,7 @@ macro_rules! contract_tests {
             bad_ms_is_a_400_in_json_and_the_server_goes_on,
             unknown_paths_are_404_and_other_methods_405,
             threads_flag_sets_the_reactor_threads,
+            blocking_threads_flag_sizes_the_offload_pool,
             sigterm_exits_0_promptly,
             sigint_exits_0_promptly,
             sigterm_lets_the_request_in_flight_finish,
@@ -86,7 +88,8 @@ async fn get(endpoint: &Endpoint, path: &str) -> Reply {
         .unwrap_or_else(|error| panic!("GET {path}: {error}"))
 }
 
-fn ms(duration: Duration) -> String {
+/// A duration as whole milliseconds, for assertion messages.
+fn in_ms(duration: Duration) -> String {
     format!("{} ms", duration.as_millis())
 }
 
@@ -146,7 +149,7 @@ pub fn bad_serialises_on_the_reactor(binary: &str) {
         assert!(
             burst.wall >= floor,
             "/bad took {}, less than 0.8 × {N} × sleep",
-            ms(burst.wall)
+            in_ms(burst.wall)
         );
         assert!(
             work.iter().all(|work| work.on_reactor),
@@ -165,7 +168,7 @@ pub fn bad_serialises_on_the_reactor(binary: &str) {
         assert!(
             ping >= sleep / 2,
             "/ping during /bad took only {}",
-            ms(ping)
+            in_ms(ping)
         );
     });
 }
@@ -181,9 +184,9 @@ fn assert_concurrent(binary: &str, path: &str) -> Vec<Work> {
         assert!(
             burst.wall < sleep * 3,
             "{path} took {}, not under 3 × sleep",
-            ms(burst.wall)
+            in_ms(burst.wall)
         );
-        assert!(ping < sleep / 2, "/ping during {path} took {}", ms(ping));
+        assert!(ping < sleep / 2, "/ping during {path} took {}", in_ms(ping));
         work
     })
 }
@@ -278,7 +281,40 @@ pub fn threads_flag_sets_the_reactor_threads(binary: &str) {
         assert!(
             burst.wall < Duration::from_millis(600),
             "took {}",
-            ms(burst.wall)
+            in_ms(burst.wall)
+        );
+    });
+}
+
+/// With `--blocking-threads 2`, 4 concurrent `/ok-blocking` sleeps run in two rounds of two;
+/// without the flag, in one round (every default pool holds far more than 4 threads).
+pub fn blocking_threads_flag_sizes_the_offload_pool(binary: &str) {
+    /// The wall time of 4 concurrent `/ok-blocking`, each sleeping `sleep`, on a server started
+    /// with `args`.
+    async fn wall_of_4(binary: &str, args: &[&str], sleep: Duration) -> Duration {
+        let sleep_ms = sleep.as_millis().to_string();
+        let args = [args, &["--sleep-ms", &sleep_ms]].concat();
+        let server = start(binary, &args).await;
+        let burst = burst::fire(server.endpoint(), "/ok-blocking", 4, TIMEOUT).await;
+        assert_eq!(burst.ok(), 4, "{args:?}: {:?}", burst.errors());
+        burst.wall
+    }
+
+    block_on(async {
+        let sleep = CONCURRENT_SLEEP;
+        let wall = wall_of_4(binary, &["--blocking-threads", "2"], sleep).await;
+        assert!(
+            wall >= sleep.mul_f64(1.6) && wall < sleep.mul_f64(2.9),
+            "with 2 pool threads, 4 sleeps took {}, not two rounds of {}",
+            in_ms(wall),
+            in_ms(sleep)
+        );
+        let wall = wall_of_4(binary, &[], sleep).await;
+        assert!(
+            wall < sleep.mul_f64(1.9),
+            "with the default pool, 4 sleeps took {}, not one round of {}",
+            in_ms(wall),
+            in_ms(sleep)
         );
     });
 }

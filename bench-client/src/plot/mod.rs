@@ -1,0 +1,199 @@
+//! SVG plots of the concurrency sweep and of latency distributions.
+//!
+//! Two figures, both rendered with plotters' SVG backend into a `String`:
+//!
+//! - [`wall_vs_concurrency`]: how long N concurrent requests take, against N, one line per
+//!   stack, with an optional reference line at "one sleep" (the ideal when nothing blocks);
+//! - [`latency_cdf`]: the empirical CDF of latency samples, one line per stack, which shows
+//!   the whole distribution where a percentile table shows only a few points of it.
+//!
+//! The caller writes the figure (the reports write every file atomically).
+//!
+//! Choices a reader of the figures should know about:
+//!
+//! - Both x axes, and the wall-time y axis, are logarithmic: the sweep goes from 1 to 10 000
+//!   requests and wall times from a fraction of a millisecond to minutes, and on a log axis
+//!   "linear growth" (the blocking case) and "flat" (the concurrent case) are both easy to
+//!   tell apart at every scale.
+//! - A log axis cannot show zero or negative values. Such values are **clamped** to
+//!   [`LOG_FLOOR`] rather than dropped, so a measurement that rounded down to zero still
+//!   appears (at the bottom of the plot) and a CDF still counts every sample. Values that are
+//!   not finite (NaN, infinities) cannot be drawn anywhere and are skipped.
+//! - Axis ranges come from the data, padded and widened to "nice" bounds (1, 2 or 5 times a
+//!   power of ten) that always include at least one power of ten, so every log axis has
+//!   labelled ticks; see [`log_range`].
+//! - Colours follow the order of the series (the Okabe–Ito palette, readable with the common
+//!   colour-vision deficiencies): pass the stacks in the same order to every figure and each
+//!   stack keeps its colour. Measured points are drawn as dots.
+//! - The legend has a fixed place where each figure's lines leave room: upper left for wall
+//!   times (they rise to the right), lower right for CDFs (they rise to 1 on the right), on a
+//!   semi-opaque white background, so what it covers still shows.
+//! - With no data at all, the figure is still drawn, with default ranges and a "no data" note:
+//!   a report that links to the file then shows why it is empty instead of a broken image.
+//!
+//! plotters is built without its `ttf` feature: the SVG backend writes text as `<text>`
+//! elements and the viewer lays it out, so no system font library is needed. plotters then
+//! estimates text sizes (for the legend box) from a fixed average character width.
+//!
+//! [`scale`] holds the axes' arithmetic (ranges, ticks, the CDF's steps), [`figure`] the
+//! drawing.
+
+mod figure;
+pub mod scale;
+
+use std::ops::Range;
+
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use figure::{Figure, Line, LineKind, colour};
+pub use scale::{LOG_FLOOR, cdf_points, log_range};
+use scale::{clamp_log, format_tick, log_points, log_tick, sorted_by_x};
+
+/// Width of every figure, in pixels.
+pub const WIDTH: u32 = 800;
+/// Height of every figure, in pixels.
+pub const HEIGHT: u32 = 500;
+
+/// Default x range (concurrency) of a wall-time figure without data: a typical sweep.
+const DEFAULT_CONCURRENCY: Range<f64> = 1.0..10_000.0;
+/// Default y range (ms) of a wall-time figure without data.
+const DEFAULT_WALL_MS: Range<f64> = 1.0..1_000.0;
+/// Default x range (ms) of a CDF figure without data.
+const DEFAULT_LATENCY_MS: Range<f64> = 0.1..1_000.0;
+/// y range of a CDF figure: a little above 1 so that the top of the curves is not hidden
+/// under the frame.
+const FRACTION_RANGE: Range<f64> = 0.0..1.05;
+
+/// One line of a plot: a label for the legend and its points (x, y).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The raw latency samples of one stack, in milliseconds, in any order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencySamples {
+    pub label: String,
+    pub latencies_ms: Vec<f64>,
+}
+
+/// Why a figure could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// plotters failed while drawing (with the SVG backend, in practice only on a bug).
+    #[error("drawing the plot failed: {0}")]
+    Draw(String),
+}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotError {
+    fn from(err: DrawingAreaErrorKind<E>) -> Self {
+        PlotError::Draw(err.to_string())
+    }
+}
+
+/// Wall time against concurrency, both axes logarithmic, one line with point markers per
+/// stack.
+///
+/// Each series' points are (N concurrent requests, wall time in ms); they are drawn in order
+/// of N. `reference_ms`, e.g. `Some((20.0, "one sleep (20 ms)"))`, adds a dashed horizontal
+/// line: the wall time of a perfectly concurrent server, which the reader compares the
+/// stacks against. Coordinates at or below zero are clamped to [`LOG_FLOOR`]; points with a
+/// non-finite coordinate are skipped (see the module documentation).
+pub fn wall_vs_concurrency(
+    title: &str,
+    series: &[Series],
+    reference_ms: Option<(f64, &str)>,
+) -> Result<String, PlotError> {
+    let mut lines: Vec<Line> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Line {
+            label: s.label.clone(),
+            points: sorted_by_x(log_points(&s.points)),
+            kind: LineKind::Data {
+                colour: colour(i),
+                dots: true,
+            },
+        })
+        .collect();
+    let has_data = lines.iter().any(|l| !l.points.is_empty());
+    let x = x_range(&lines, DEFAULT_CONCURRENCY);
+
+    let reference = reference_ms.filter(|(ms, _)| ms.is_finite());
+    let reference_y = reference.map(|(ms, _)| clamp_log(ms));
+    let y = if has_data || reference_y.is_some() {
+        let ys = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
+        log_range(ys.chain(reference_y))
+    } else {
+        DEFAULT_WALL_MS
+    };
+
+    if let (Some((_, label)), Some(ms)) = (reference, reference_y) {
+        lines.push(Line {
+            label: label.to_owned(),
+            points: vec![(x.start, ms), (x.end, ms)],
+            kind: LineKind::Reference,
+        });
+    }
+
+    let figure = Figure {
+        title,
+        x_desc: "concurrent requests (N)",
+        y_desc: "wall time (ms)",
+        lines,
+        has_data,
+        // The lines rise to the right: the upper left stays empty.
+        legend: SeriesLabelPosition::UpperLeft,
+    };
+    figure.render(x, y.log_scale(), log_tick)
+}
+
+/// The empirical CDF of latency samples, one line per stack: x is the latency in ms (log
+/// axis), y the fraction of that stack's samples at or below it (0 to 1).
+///
+/// A curve that rises steeply and early is a stack whose requests are all fast; a curve that
+/// crawls along the right edge is a heavy tail. Samples at or below zero are clamped to
+/// [`LOG_FLOOR`], non-finite ones skipped (see the module documentation).
+pub fn latency_cdf(title: &str, samples: &[LatencySamples]) -> Result<String, PlotError> {
+    let lines: Vec<Line> = samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Line {
+            label: s.label.clone(),
+            points: cdf_points(&s.latencies_ms),
+            kind: LineKind::Data {
+                colour: colour(i),
+                // Thousands of steps: dots would only blot the line.
+                dots: false,
+            },
+        })
+        .collect();
+    let has_data = lines.iter().any(|l| !l.points.is_empty());
+    let x = x_range(&lines, DEFAULT_LATENCY_MS);
+
+    let figure = Figure {
+        title,
+        x_desc: "latency (ms)",
+        y_desc: "fraction of samples at or below x",
+        lines,
+        has_data,
+        // The curves reach 1 on the right: the lower right stays empty.
+        legend: SeriesLabelPosition::LowerRight,
+    };
+    let y: RangedCoordf64 = FRACTION_RANGE.into();
+    figure.render(x, y, format_tick)
+}
+
+/// The log x range of `lines`, or `default` when they have no points at all.
+fn x_range(lines: &[Line], default: Range<f64>) -> Range<f64> {
+    let mut xs = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .peekable();
+    if xs.peek().is_none() {
+        return default;
+    }
+    log_range(xs)
+}

@@ -1,0 +1,59 @@
+//! The closed-loop pinger of the original bench: `GET /ping` on one keep-alive connection,
+//! record the latency, wait `every`, repeat. While the reactor is blocked, each ping waits
+//! for it, so a blocked server yields few samples, each of them slow.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::{ProbeRecord, ping};
+use crate::http::{Connection, Endpoint};
+
+/// A running closed-loop pinger; [`ClosedLoop::stop`] ends it and returns what it saw.
+#[derive(Debug)]
+pub struct ClosedLoop {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<ProbeRecord>,
+}
+
+impl ClosedLoop {
+    /// Starts pinging `endpoint` every `every` (after each answer), until stopped.
+    pub fn start(endpoint: Endpoint, every: Duration) -> ClosedLoop {
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(ping_until_stopped(endpoint, every, stopped));
+        ClosedLoop { stop, task }
+    }
+
+    /// Stops pinging, waits for the ping in flight, and returns the record.
+    pub async fn stop(self) -> ProbeRecord {
+        self.stop.send_replace(true);
+        self.task
+            .await
+            .unwrap_or_else(|error| ProbeRecord::lost("closed-loop pinger", error))
+    }
+}
+
+async fn ping_until_stopped(
+    endpoint: Endpoint,
+    every: Duration,
+    mut stopped: watch::Receiver<bool>,
+) -> ProbeRecord {
+    let mut record = ProbeRecord::default();
+    let mut connection: Option<Connection> = None;
+    while !*stopped.borrow() {
+        record.sent += 1;
+        let (outcome, latency_ms) = ping(&endpoint, connection.take(), Instant::now()).await;
+        match outcome {
+            Ok(open) => {
+                record.latencies_ms.push(latency_ms);
+                connection = Some(open);
+            }
+            // The failed connection is dropped: the next ping opens a new one.
+            Err(reason) => record.errors.push(reason),
+        }
+        // Wait `every`, or less if told to stop.
+        let _ = tokio::time::timeout(every, stopped.wait_for(|&stop| stop)).await;
+    }
+    record
+}

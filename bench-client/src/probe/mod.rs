@@ -1,0 +1,125 @@
+//! The two probes of `GET /ping` that run beside each burst, in one vocabulary.
+//!
+//! - [`closed`]: the original bench's pinger. It sends a ping, waits for the answer, pauses,
+//!   and sends the next: while the reactor is blocked it sends nothing, so a stall costs it
+//!   samples (coordinated omission).
+//! - [`open`]: a ping on a fixed schedule whether or not the last one returned, each timed
+//!   from when it *should* have left, as wrk2 does.
+//!
+//! Both return a [`ProbeRecord`]: one entry per ping sent, answered or failed.
+
+pub mod closed;
+pub mod open;
+
+use std::time::{Duration, Instant};
+
+use hyper::Method;
+use serde::{Deserialize, Serialize};
+
+use crate::http::{Connection, Endpoint, HttpError};
+use crate::stats::millis;
+
+/// How long one ping may take before it counts as failed.
+pub const PING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which probes run beside each burst: the original's closed loop, the open loop that keeps
+/// its schedule, or both side by side (the default), so that a reader sees what the closed
+/// loop hides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeChoice {
+    Closed,
+    Open,
+    Both,
+}
+
+/// What one probe saw while it ran.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProbeRecord {
+    /// Pings sent (for the open loop: the pings its schedule called for).
+    pub sent: usize,
+    /// Latency of each answered ping, in ms, in the order sent.
+    pub latencies_ms: Vec<f64>,
+    /// Why each failed ping failed (timeouts, closed connections, bad statuses).
+    pub errors: Vec<String>,
+    /// How late each ping left after its scheduled time, in ms: the open loop's own drift.
+    /// Empty for the closed loop, which has no schedule.
+    pub send_lag_ms: Vec<f64>,
+}
+
+impl ProbeRecord {
+    /// The record of a probe whose task failed before it could report.
+    fn lost(what: &str, error: impl std::fmt::Display) -> ProbeRecord {
+        ProbeRecord {
+            errors: vec![format!("the {what} failed: {error}")],
+            ..ProbeRecord::default()
+        }
+    }
+}
+
+/// The probes of one case, started together and stopped together.
+#[derive(Debug)]
+pub struct Probes {
+    closed: Option<closed::ClosedLoop>,
+    open: Option<open::OpenLoop>,
+}
+
+/// What [`Probes::stop`] returns: a record per probe that ran.
+#[derive(Debug, Default)]
+pub struct ProbeRecords {
+    pub closed: Option<ProbeRecord>,
+    pub open: Option<ProbeRecord>,
+}
+
+impl Probes {
+    /// Starts the chosen probes against `endpoint`, one ping every `every`.
+    pub fn start(choice: ProbeChoice, endpoint: &Endpoint, every: Duration) -> Probes {
+        let closed = (choice != ProbeChoice::Open)
+            .then(|| closed::ClosedLoop::start(endpoint.clone(), every));
+        let open =
+            (choice != ProbeChoice::Closed).then(|| open::OpenLoop::start(endpoint.clone(), every));
+        Probes { closed, open }
+    }
+
+    /// Stops both, waits for the pings in flight, and returns what they saw.
+    pub async fn stop(self) -> ProbeRecords {
+        let closed = match self.closed {
+            Some(probe) => Some(probe.stop().await),
+            None => None,
+        };
+        let open = match self.open {
+            Some(probe) => Some(probe.stop().await),
+            None => None,
+        };
+        ProbeRecords { closed, open }
+    }
+}
+
+/// One `GET /ping` on `idle` if it is still open, else on a new connection, within
+/// [`PING_TIMEOUT`]. Returns the connection for the next ping, or why the ping failed, with
+/// the time from `since` in either case.
+async fn ping(
+    endpoint: &Endpoint,
+    idle: Option<Connection>,
+    since: Instant,
+) -> (Result<Connection, String>, f64) {
+    let exchange = async {
+        // A connection the server closed (e.g. after its keep-alive timeout) is opened again.
+        let mut connection = match idle {
+            Some(connection) if !connection.is_closed() => connection,
+            _ => Connection::open(endpoint).await?,
+        };
+        let reply = connection.send(Method::GET, "/ping").await?;
+        Ok::<_, HttpError>((reply.status, connection))
+    };
+    let outcome = tokio::time::timeout(PING_TIMEOUT, exchange)
+        .await
+        .unwrap_or(Err(HttpError::Timeout(PING_TIMEOUT)));
+    let latency_ms = millis(since.elapsed());
+    let result = match outcome {
+        Ok((200, connection)) => Ok(connection),
+        Ok((status, _)) => Err(format!("status {status} after {latency_ms:.0} ms")),
+        Err(error) => Err(format!("{} after {latency_ms:.0} ms", error.describe())),
+    };
+    (result, latency_ms)
+}

@@ -1,0 +1,212 @@
+//! Plain sentences read from a run's figures, one or a few per route: what the tables say,
+//! for a reader who will not compare forty cells. Every number in them is a range over the
+//! stacks of that run.
+
+use super::Report;
+use super::text::{latency_range, range, reactor_threads};
+use crate::bench::Case;
+use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
+
+/// Every finding of `report`, route by route, at each thread count.
+pub fn findings(report: &Report) -> Vec<String> {
+    let plan = &report.plan;
+    let mut sentences = Vec::new();
+    for &threads in &plan.threads {
+        for route in &plan.routes {
+            let cases: Vec<&Case> = report
+                .cases
+                .iter()
+                .filter(|case| case.route == route.path() && case.reactor_threads == threads)
+                .collect();
+            if cases.is_empty() {
+                continue;
+            }
+            let at = if plan.threads.len() > 1 {
+                format!("With {}, ", reactor_threads(threads))
+            } else {
+                String::new()
+            };
+            sentences.extend(route_findings(report, &at, route.path(), &cases));
+        }
+    }
+    if !report.failures.is_empty() {
+        sentences.push(format!(
+            "{} target(s) could not be measured in full; see Failures.",
+            report.failures.len()
+        ));
+    }
+    sentences
+}
+
+/// The sentences about one route at one thread count; `at` leads the first of them.
+fn route_findings(report: &Report, at: &str, route: &str, cases: &[&Case]) -> Vec<String> {
+    let mut sentences = vec![verdict_finding(report, at, route, cases)];
+    let serialised = cases.iter().any(|case| case.verdict == Verdict::Serialised);
+    if serialised && report.plan.sleep_ms > 0 {
+        sentences.push(slowest_ping(report.plan.sleep_ms, route, cases));
+    }
+    sentences.extend(where_it_slept(route, cases));
+    sentences.extend(failures(route, cases));
+    sentences.extend(open_loop_finding(route, cases));
+    sentences
+}
+
+/// "`/bad` was serialised on all 5 stacks: wall … against …; the closed-loop pinger got …".
+fn verdict_finding(report: &Report, at: &str, route: &str, cases: &[&Case]) -> String {
+    let plan = &report.plan;
+    let serialised = names(cases, |case| case.verdict == Verdict::Serialised);
+    let concurrent = names(cases, |case| case.verdict == Verdict::Concurrent);
+    let every = match cases {
+        [only] => only.target.clone(),
+        [_, _] => "both stacks".to_owned(),
+        _ => format!("all {} stacks", cases.len()),
+    };
+    let verdicts = match (serialised.is_empty(), concurrent.is_empty()) {
+        (false, true) => format!("serialised on {every}"),
+        (true, false) => format!("concurrent on {every}"),
+        _ => format!(
+            "serialised on {} but concurrent on {}",
+            serialised.join(", "),
+            concurrent.join(", ")
+        ),
+    };
+    let against = if serialised.is_empty() {
+        format!("one sleep of {} ms", plan.sleep_ms)
+    } else {
+        let ideals = Ideals::new(plan.concurrency, plan.sleep_ms, cases[0].reactor_threads);
+        format!(
+            "one sleep of {} ms, or {:.0} ms for ⌈N / threads⌉ × sleep",
+            plan.sleep_ms, ideals.serialised_ms
+        )
+    };
+    let walls: Vec<f64> = cases.iter().map(|case| case.wall_ms).collect();
+    let pings: Vec<&PingStats> = cases
+        .iter()
+        .filter_map(|c| c.closed_loop.as_ref())
+        .collect();
+    let samples: Vec<f64> = pings.iter().map(|ping| ping.samples as f64).collect();
+    let p50s: Vec<f64> = pings.iter().filter_map(|ping| ping.p50_ms).collect();
+    let maxes: Vec<f64> = pings.iter().filter_map(|ping| ping.max_ms).collect();
+    format!(
+        "{at}`{route}` was {verdicts}: wall {} ms against {against}; the closed-loop pinger \
+         got {} samples, p50 {} ms, max {} ms.",
+        range(&walls, 0),
+        range(&samples, 0),
+        latency_range(&p50s),
+        latency_range(&maxes),
+    )
+}
+
+/// How long the slowest answered ping waited, from the stack where it waited least to
+/// the one where it waited most, in ms and in sleeps; and where pings failed instead.
+fn slowest_ping(sleep_ms: u64, route: &str, cases: &[&Case]) -> String {
+    let pinged: Vec<(&Case, &PingStats)> = cases
+        .iter()
+        .filter_map(|case| Some((*case, case.closed_loop.as_ref()?)))
+        .collect();
+    let mut slowest: Vec<(f64, &str)> = pinged
+        .iter()
+        .filter(|(_, ping)| ping.errors == 0)
+        .filter_map(|(case, ping)| Some((ping.max_ms?, case.target.as_str())))
+        .collect();
+    slowest.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let waited = |(ms, target): (f64, &str)| {
+        format!(
+            "{ms:.0} ms ({:.1} sleeps, on {target})",
+            ms / sleep_ms as f64
+        )
+    };
+    let mut sentence = match (slowest.first(), slowest.last()) {
+        (Some(&least), Some(&most)) if least.1 != most.1 => format!(
+            "During `{route}` the slowest ping waited from {} to {}",
+            waited(least),
+            waited(most)
+        ),
+        (Some(&only), _) => format!("During `{route}` the slowest ping waited {}", waited(only)),
+        _ => format!("During `{route}` no stack answered every ping"),
+    };
+    for (case, ping) in pinged.iter().filter(|(_, ping)| ping.errors > 0) {
+        let reason = ping.error_reasons.first().map_or("", String::as_str);
+        sentence.push_str(&format!(
+            "; on {} a ping failed instead ({reason})",
+            case.target
+        ));
+    }
+    sentence.push('.');
+    sentence
+}
+
+/// Where the stacks disagree on the kind of thread the sleep ran on.
+fn where_it_slept(route: &str, cases: &[&Case]) -> Option<String> {
+    let on_reactor = names(cases, |case| case.on_reactor == Some(true));
+    let off_reactor = names(cases, |case| case.on_reactor == Some(false));
+    (!on_reactor.is_empty() && !off_reactor.is_empty()).then(|| {
+        format!(
+            "`{route}` slept on a reactor thread on {} and on a pool thread on {}.",
+            on_reactor.join(", "),
+            off_reactor.join(", ")
+        )
+    })
+}
+
+/// The requests and pings that failed, per stack, with the first reason.
+fn failures(route: &str, cases: &[&Case]) -> Option<String> {
+    let failing: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let (pings_failed, pings_sent, ping_reason) = match &case.closed_loop {
+                Some(p) => (p.errors, p.errors + p.samples, p.error_reasons.first()),
+                None => (0, 0, None),
+            };
+            if pings_failed == 0 && case.err == 0 {
+                return None;
+            }
+            let first = case.errors.first().map(|e| &e.reason).or(ping_reason);
+            Some(format!(
+                "on {}, {} of {} requests and {pings_failed} of {pings_sent} pings failed (first: {})",
+                case.target,
+                case.err,
+                case.n,
+                first.map_or("no reason given", String::as_str)
+            ))
+        })
+        .collect();
+    (!failing.is_empty()).then(|| format!("During `{route}`, {}.", failing.join("; ")))
+}
+
+/// What the open-loop probe saw beside the closed loop, if it ran.
+fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
+    let open: Vec<(&Case, &OpenLoopStats)> = cases
+        .iter()
+        .filter_map(|case| Some((*case, case.open_loop.as_ref()?)))
+        .collect();
+    if open.is_empty() {
+        return None;
+    }
+    let values = |pick: fn(&OpenLoopStats) -> Option<f64>| -> Vec<f64> {
+        open.iter().filter_map(|(_, o)| pick(o)).collect()
+    };
+    let scheduled: Vec<f64> = open.iter().map(|(_, o)| o.scheduled as f64).collect();
+    let closed: Vec<f64> = open
+        .iter()
+        .filter_map(|(case, _)| Some(case.closed_loop.as_ref()?.samples as f64))
+        .collect();
+    Some(format!(
+        "During `{route}` the open-loop probe sent {} pings on schedule where the closed loop got {} \
+         samples; measured from their scheduled times, p50 {} ms, p99 {} ms, max {} ms.",
+        range(&scheduled, 0),
+        range(&closed, 0),
+        latency_range(&values(|o| o.p50_ms)),
+        latency_range(&values(|o| o.p99_ms)),
+        latency_range(&values(|o| o.max_ms)),
+    ))
+}
+
+/// The targets of the cases that `keep` keeps.
+fn names<'a>(cases: &[&'a Case], keep: impl Fn(&Case) -> bool) -> Vec<&'a str> {
+    cases
+        .iter()
+        .filter(|case| keep(case))
+        .map(|case| case.target.as_str())
+        .collect()
+}

@@ -1,0 +1,160 @@
+//! Which figures a report draws, and from which of its figures: the latency CDF of each
+//! route (from the open-loop probe), and the sweep's wall time against N per route.
+
+use demo_contract::Route;
+
+use super::text::reactor_threads;
+use super::{Report, SweepReport};
+use crate::bench::Case;
+use crate::plot::{self, LatencySamples, PlotError, Series};
+use crate::stats::OpenLoopStats;
+
+/// The file name of a route's latency CDF, e.g. `ping-cdf-bad.svg`.
+pub fn cdf_name(route: &str) -> String {
+    format!("ping-cdf-{}.svg", route.trim_start_matches('/'))
+}
+
+/// The file name of a route's sweep plot, e.g. `wall-vs-n-ok-blocking.svg`.
+pub fn sweep_plot_name(route: Route) -> String {
+    format!("wall-vs-n-{}.svg", route.path().trim_start_matches('/'))
+}
+
+/// The cases of `route`, at the first thread count, that carry open-loop samples: what
+/// its latency CDF is drawn from.
+fn cdf_cases<'a>(
+    report: &'a Report,
+    route: &'a str,
+) -> impl Iterator<Item = (&'a Case, &'a OpenLoopStats)> {
+    let threads = report.plan.threads.first().copied();
+    report
+        .cases
+        .iter()
+        .filter(move |case| case.route == route && Some(case.reactor_threads) == threads)
+        .filter_map(|case| Some((case, case.open_loop.as_ref()?)))
+}
+
+/// The routes that get a latency CDF: those with open-loop samples.
+pub fn cdf_routes(report: &Report) -> Vec<&'static str> {
+    report
+        .plan
+        .routes
+        .iter()
+        .map(|route| route.path())
+        .filter(|route| cdf_cases(report, route).next().is_some())
+        .collect()
+}
+
+/// One route's latency CDF: the open-loop probe's samples (every scheduled ping, so a stall
+/// shows at its true weight), one line per stack, at the first thread count.
+pub fn latency_cdf(report: &Report, route: &str) -> Result<String, PlotError> {
+    let samples: Vec<LatencySamples> = cdf_cases(report, route)
+        .map(|(case, open)| LatencySamples {
+            // A stack whose pings failed shows fewer samples: say so in its label.
+            label: if open.errors == 0 {
+                case.target.clone()
+            } else {
+                format!(
+                    "{} ({} of {} answered)",
+                    case.target, open.answered, open.scheduled
+                )
+            },
+            latencies_ms: open.raw_ms.clone(),
+        })
+        .collect();
+    let plan = &report.plan;
+    let threads = plan.threads.first().copied().unwrap_or(1);
+    let title = format!(
+        "{route}: /ping latency from its scheduled send, {} concurrent × {} ms, {}",
+        plan.concurrency,
+        plan.sleep_ms,
+        reactor_threads(threads)
+    );
+    plot::latency_cdf(&title, &samples)
+}
+
+/// Every latency CDF of a report, as (file name, SVG).
+pub fn latency_cdfs(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
+    cdf_routes(report)
+        .into_iter()
+        .map(|route| Ok((cdf_name(route), latency_cdf(report, route)?)))
+        .collect()
+}
+
+/// The lines of one route's sweep plot: one per target, the points that ran.
+pub fn sweep_series(sweep: &SweepReport, route: Route) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    for point in sweep.points.iter().filter(|p| p.route == route.path()) {
+        let xy = (point.n as f64, point.wall_ms);
+        match series.iter_mut().find(|line| line.label == point.target) {
+            Some(line) => line.points.push(xy),
+            None => series.push(Series {
+                label: point.target.clone(),
+                points: vec![xy],
+            }),
+        }
+    }
+    series
+}
+
+/// Every sweep plot, as (file name, SVG).
+pub fn sweep_plots(sweep: &SweepReport) -> Result<Vec<(String, String)>, PlotError> {
+    let plan = &sweep.plan;
+    let reference = format!("one sleep ({} ms)", plan.sleep_ms);
+    let reference = Some((plan.sleep_ms as f64, reference.as_str()));
+    plan.routes
+        .iter()
+        .map(|&route| {
+            let title = format!(
+                "{route}: wall time of N concurrent requests, sleep {} ms, {}",
+                plan.sleep_ms,
+                reactor_threads(plan.threads)
+            );
+            let svg = plot::wall_vs_concurrency(&title, &sweep_series(sweep, route), reference)?;
+            Ok((sweep_plot_name(route), svg))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::Environment;
+    use crate::sweep::{Point, SweepPlan};
+
+    #[test]
+    fn series_follow_the_points_that_ran() {
+        let point = |target: &str, n: usize, wall_ms: f64| Point {
+            target: target.into(),
+            route: "/bad".into(),
+            n,
+            wall_ms,
+            ok: n,
+            err: 0,
+            errors: Vec::new(),
+        };
+        let sweep = SweepReport {
+            environment: Environment::capture(),
+            plan: SweepPlan::default(),
+            command: "bench-client sweep".into(),
+            points: vec![
+                point("a", 1, 20.0),
+                point("a", 10, 200.0),
+                point("b", 1, 21.0),
+            ],
+            failures: Vec::new(),
+        };
+        let series = sweep_series(&sweep, Route::Bad);
+        assert_eq!(series.len(), 2);
+        assert_eq!(series[0].points, [(1.0, 20.0), (10.0, 200.0)]);
+        assert!(sweep_series(&sweep, Route::OkAwait).is_empty());
+        let markdown = super::super::tables::sweep_markdown(&sweep);
+        assert!(
+            markdown.contains("| a | 20 | 200 | - | - | skipped |"),
+            "{markdown}"
+        );
+        assert_eq!(
+            sweep_plot_name(Route::OkBlocking),
+            "wall-vs-n-ok-blocking.svg"
+        );
+    }
+}

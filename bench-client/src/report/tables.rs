@@ -1,0 +1,295 @@
+//! The Markdown outputs: `RESULTS.md` with the comparison and probe tables, and `SWEEP.md`.
+
+use std::fmt::Write as _;
+
+use demo_contract::Route;
+
+use super::findings::findings;
+use super::plots;
+use super::text::{cell, latency, reactor_threads, where_it_ran, with_failed};
+use super::{Report, SweepReport};
+use crate::bench::{Case, HEAD_START};
+use crate::session::Failure;
+use crate::stats::PingStats;
+
+/// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
+pub fn results_markdown(report: &Report) -> String {
+    let mut out = String::from("# Blocking the reactor: results\n\n");
+    let _ = writeln!(
+        out,
+        "Written by `{}`; every figure below comes from that run. Do not edit by hand: \
+         run the command again.\n",
+        report.command
+    );
+    out.push_str("## Environment\n\n");
+    out.push_str(&report.environment.to_markdown());
+    out.push_str("\n## Parameters\n\n");
+    out.push_str(&parameters(report));
+    out.push_str("\n## Comparison\n\n");
+    out.push_str(&comparison_table(report));
+    if let Some(probes) = probe_table(report) {
+        out.push_str("\n## The two probes\n\n");
+        out.push_str(&probes);
+        out.push('\n');
+        for route in plots::cdf_routes(report) {
+            let _ = writeln!(out, "![{route}]({})", plots::cdf_name(route));
+        }
+    }
+    let failed = failures(&report.failures, true);
+    if !failed.is_empty() {
+        out.push('\n');
+        out.push_str(&failed);
+    }
+    out.push_str("\n## What is the same across executors, and what differs\n\n");
+    for sentence in findings(report) {
+        let _ = writeln!(out, "- {sentence}");
+    }
+    let timing = &report.timing;
+    let _ = writeln!(
+        out,
+        "\n## Run time\n\n{:.1} s in all: {:.1} s of bursts, {:.1} s of the protocol's fixed \
+         waits, {:.1}% for starting, warming up and stopping servers and the client itself.",
+        timing.total_s,
+        timing.bursts_s,
+        timing.protocol_waits_s,
+        timing.overhead_percent()
+    );
+    out
+}
+
+fn parameters(report: &Report) -> String {
+    let plan = &report.plan;
+    let routes: Vec<&str> = plan.routes.iter().map(|route| route.path()).collect();
+    let threads: Vec<String> = plan.threads.iter().map(usize::to_string).collect();
+    format!(
+        "- {} concurrent requests per burst, each sleeping {} ms; routes {}\n\
+         - a closed-loop pinger: `GET /ping` on one keep-alive connection, then {} ms pause, \
+         repeated; started {} ms before the burst\n\
+         - reactor threads per spawned server: {}; targets measured one after another\n",
+        plan.concurrency,
+        plan.sleep_ms,
+        routes.join(", "),
+        plan.ping_every_ms,
+        HEAD_START.as_millis(),
+        threads.join(", ")
+    )
+}
+
+/// The "Failures" section, or nothing; `with_threads` names the reactor threads of each.
+fn failures(failures: &[Failure], with_threads: bool) -> String {
+    if failures.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("## Failures\n\n");
+    for failure in failures {
+        let threads = if with_threads {
+            format!(" ({})", reactor_threads(failure.reactor_threads))
+        } else {
+            String::new()
+        };
+        let route = failure
+            .route
+            .as_deref()
+            .map(|route| format!(", {route}"))
+            .unwrap_or_default();
+        let reason = failure.reason.replace('\n', " ");
+        let _ = writeln!(out, "- {}{threads}{route}: {reason}", failure.target);
+    }
+    out
+}
+
+/// The comparison table and its legend.
+pub fn comparison_table(report: &Report) -> String {
+    let mut out = String::from(
+        "| stack | runtime (reactor threads) | route | where the sleep ran | wall ms | × ideal | ok/err \
+         | ping samples | ping p50 | p95 | max | verdict |\n\
+         |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for case in &report.cases {
+        let _ = writeln!(
+            out,
+            "| {} | {} ({}) | {} | {} | {:.1} | {} | {}/{} | {} | {} |",
+            cell(&case.target),
+            cell(case.runtime.as_deref().unwrap_or("?")),
+            case.reactor_threads,
+            case.route,
+            cell(&where_it_ran(case)),
+            case.wall_ms,
+            case.times_ideal
+                .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}")),
+            case.ok,
+            case.err,
+            closed_loop_cells(case.closed_loop.as_ref()),
+            case.verdict,
+        );
+    }
+    for (failure, route) in failed_cases(report) {
+        let _ = writeln!(
+            out,
+            "| {} | ? ({}) | {route} | failed: see Failures | - | - | - | - | - | - | - | failed |",
+            cell(&failure.target),
+            failure.reactor_threads,
+        );
+    }
+    out.push_str(
+        "\n`× ideal` is the wall time in sleeps: 1.00 means every request slept side by side. \
+         The verdict is `serialised` when the wall time is nearer the serialised ideal, \
+         ⌈N / threads⌉ × sleep, than one sleep (the line is their geometric mean). Ping latencies are in ms; percentiles use \
+         the original bench's nearest-rank rule.\n",
+    );
+    out
+}
+
+/// The closed loop's samples, p50, p95 and max cells.
+fn closed_loop_cells(ping: Option<&PingStats>) -> String {
+    match ping {
+        Some(ping) => format!(
+            "{} | {} | {} | {}",
+            with_failed(ping.samples, ping.errors),
+            latency(ping.p50_ms),
+            latency(ping.p95_ms),
+            latency(ping.max_ms)
+        ),
+        None => "- | - | - | -".to_owned(),
+    }
+}
+
+/// The two probes side by side, if the open-loop one ran: what the closed loop saw, and
+/// what a client sending on schedule saw.
+pub fn probe_table(report: &Report) -> Option<String> {
+    if report.cases.iter().all(|case| case.open_loop.is_none()) {
+        return None;
+    }
+    let mut out = String::from(
+        "| stack | reactor threads | route | closed loop: samples | p50 | p95 | max \
+         | open loop: sent | answered | p50 | p99 | max |\n\
+         |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for case in &report.cases {
+        let Some(open) = &case.open_loop else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&case.target),
+            case.reactor_threads,
+            case.route,
+            closed_loop_cells(case.closed_loop.as_ref()),
+            open.scheduled,
+            with_failed(open.answered, open.errors),
+            latency(open.p50_ms),
+            latency(open.p99_ms),
+            latency(open.max_ms),
+        );
+    }
+    out.push_str(
+        "\nThe closed loop sends a ping only after the last one returned, so a stall costs it \
+         samples; the open loop keeps its schedule and times each ping from when it should \
+         have left (the correction wrk2 makes for coordinated omission). Open-loop \
+         percentiles come from an HDR histogram (3 significant digits), and include the \
+         client's own timer granularity: tokio's timer counts whole milliseconds, so a ping \
+         may leave up to a millisecond or two after its time (results.json records the \
+         largest lag of each case as `max_send_lag_ms`).\n",
+    );
+    Some(out)
+}
+
+/// Each case that was planned but not measured, with the first failure of its target:
+/// a target that failed in one case never ran the ones after it.
+fn failed_cases(report: &Report) -> Vec<(&Failure, &'static str)> {
+    let mut failed: Vec<(&Failure, &'static str)> = Vec::new();
+    for failure in &report.failures {
+        let same_target = |other: &Failure| {
+            other.target == failure.target && other.reactor_threads == failure.reactor_threads
+        };
+        if failed.iter().any(|(first, _)| same_target(first)) {
+            continue;
+        }
+        for route in report.plan.routes.iter().map(|route| route.path()) {
+            let measured = report.cases.iter().any(|case: &Case| {
+                case.target == failure.target
+                    && case.reactor_threads == failure.reactor_threads
+                    && case.route == route
+            });
+            if !measured {
+                failed.push((failure, route));
+            }
+        }
+    }
+    failed
+}
+
+/// `SWEEP.md`: environment, parameters, one table per route (stacks × N), the plots.
+pub fn sweep_markdown(sweep: &SweepReport) -> String {
+    let plan = &sweep.plan;
+    let mut out = String::from("# Concurrency sweep\n\n");
+    let _ = writeln!(
+        out,
+        "Written by `{}`; every figure below comes from that run. Do not edit by hand.\n",
+        sweep.command
+    );
+    out.push_str("## Environment\n\n");
+    out.push_str(&sweep.environment.to_markdown());
+    let concurrency: Vec<String> = plan.concurrency.iter().map(usize::to_string).collect();
+    let _ = writeln!(
+        out,
+        "\n## Parameters\n\n- N = {} concurrent requests, each sleeping {} ms, on {}; \
+         each request on its own connection; no pinger\n",
+        concurrency.join(", "),
+        plan.sleep_ms,
+        reactor_threads(plan.threads)
+    );
+    for &route in &plan.routes {
+        out.push_str(&sweep_table(sweep, route));
+    }
+    out.push_str(&failures(&sweep.failures, false));
+    out
+}
+
+/// One route's section of `SWEEP.md`: its plot and its table, stacks × N.
+fn sweep_table(sweep: &SweepReport, route: Route) -> String {
+    let plan = &sweep.plan;
+    let mut out = format!(
+        "## `{route}`: wall ms\n\n![{route}]({})\n\n",
+        plots::sweep_plot_name(route)
+    );
+    let header: Vec<String> = plan.concurrency.iter().map(|n| format!("N={n}")).collect();
+    let _ = writeln!(out, "| stack | {} |", header.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---:|".repeat(header.len()));
+    let mut targets: Vec<&str> = sweep.points.iter().map(|p| p.target.as_str()).collect();
+    targets.dedup();
+    for target in targets {
+        let cells: Vec<String> = plan
+            .concurrency
+            .iter()
+            .map(|&n| sweep_cell(sweep, target, route, n))
+            .collect();
+        let _ = writeln!(out, "| {target} | {} |", cells.join(" | "));
+    }
+    if let Some(reason) = plan
+        .concurrency
+        .iter()
+        .find_map(|&n| plan.skip_reason(route, n))
+    {
+        let _ = writeln!(out, "\n`skipped`: {reason}");
+    }
+    out.push('\n');
+    out
+}
+
+/// The wall time of one point, "skipped", or "-" if it did not run.
+fn sweep_cell(sweep: &SweepReport, target: &str, route: Route, n: usize) -> String {
+    if sweep.plan.skip_reason(route, n).is_some() {
+        return "skipped".to_owned();
+    }
+    let point = sweep
+        .points
+        .iter()
+        .find(|p| p.target == target && p.route == route.path() && p.n == n);
+    match point {
+        Some(point) if point.err == 0 => format!("{:.0}", point.wall_ms),
+        Some(point) => format!("{:.0} ({} failed)", point.wall_ms, point.err),
+        None => "-".to_owned(),
+    }
+}

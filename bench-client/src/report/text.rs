@@ -1,0 +1,113 @@
+//! How figures and names are printed, the same in every table, finding and legend.
+
+use crate::bench::Case;
+
+/// A latency in ms for a table: one decimal, two below 1 ms (loopback pings take tens of µs);
+/// "-" for none.
+pub fn latency(value: Option<f64>) -> String {
+    match value {
+        Some(value) if value < 1.0 => format!("{value:.2}"),
+        Some(value) => format!("{value:.1}"),
+        None => "-".to_owned(),
+    }
+}
+
+/// "12", or "11 (+1 failed)".
+pub fn with_failed(answered: usize, failed: usize) -> String {
+    if failed == 0 {
+        answered.to_string()
+    } else {
+        format!("{answered} (+{failed} failed)")
+    }
+}
+
+/// Table cells cannot hold a bare `|` (actix-web names its threads `actix-rt|system:0|...`).
+pub fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// "1 reactor thread", "4 reactor threads".
+pub fn reactor_threads(n: usize) -> String {
+    format!("{n} reactor thread{}", if n == 1 { "" } else { "s" })
+}
+
+/// "reactor: main", "pool: blocking-* (10 threads)", or what is known.
+pub fn where_it_ran(case: &Case) -> String {
+    let place = match case.on_reactor {
+        Some(true) => "reactor",
+        Some(false) => "pool",
+        None => "mixed",
+    };
+    match &case.sleep_thread {
+        Some(thread) => format!("{place}: {}", shorten(thread)),
+        None => "not reported".to_owned(),
+    }
+}
+
+/// Many pool threads make a long list; the table needs the gist: `blocking-* (10 threads)`
+/// when the names differ only in their number.
+fn shorten(threads: &str) -> String {
+    let names: Vec<&str> = threads.split(", ").collect();
+    if names.len() <= 2 {
+        return threads.to_owned();
+    }
+    let stem = |name: &'_ str| {
+        name.trim_end_matches(|c: char| c.is_ascii_digit())
+            .to_owned()
+    };
+    let first = stem(names[0]);
+    if names.iter().all(|name| stem(name) == first) {
+        format!("{first}* ({} threads)", names.len())
+    } else {
+        format!("{}, {}, … ({} threads)", names[0], names[1], names.len())
+    }
+}
+
+/// "12" or "12–40", with `decimals` places; "-" for nothing.
+pub fn range(values: &[f64], decimals: usize) -> String {
+    let min = values.iter().copied().reduce(f64::min);
+    let max = values.iter().copied().reduce(f64::max);
+    match (min, max) {
+        (Some(min), Some(max)) if format!("{min:.decimals$}") == format!("{max:.decimals$}") => {
+            format!("{min:.decimals$}")
+        }
+        (Some(min), Some(max)) => format!("{min:.decimals$}–{max:.decimals$}"),
+        _ => "-".to_owned(),
+    }
+}
+
+/// A range of latencies, each end as the tables print it ("0.04–0.61", "2408.4–4960.3").
+pub fn latency_range(values: &[f64]) -> String {
+    let min = values.iter().copied().reduce(f64::min);
+    let max = values.iter().copied().reduce(f64::max);
+    match (latency(min), latency(max)) {
+        (min, max) if min == max => min,
+        (min, max) => format!("{min}–{max}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_lists_keep_their_gist() {
+        assert_eq!(shorten("main"), "main");
+        assert_eq!(shorten("a, b"), "a, b");
+        assert_eq!(
+            shorten("blocking-1, blocking-10, blocking-2"),
+            "blocking-* (3 threads)"
+        );
+        assert_eq!(shorten("x-1, y-2, z-3"), "x-1, y-2, … (3 threads)");
+    }
+
+    #[test]
+    fn ranges_collapse_when_equal_and_say_dash_when_empty() {
+        assert_eq!(range(&[1.04, 1.01], 1), "1.0");
+        assert_eq!(range(&[3.0, 12.0], 0), "3–12");
+        assert_eq!(range(&[], 1), "-");
+        assert_eq!(latency_range(&[0.04, 0.61]), "0.04–0.61");
+        assert_eq!(latency_range(&[0.5, 2408.44]), "0.50–2408.4");
+        assert_eq!(latency_range(&[]), "-");
+    }
+}
