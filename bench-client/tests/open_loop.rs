@@ -5,8 +5,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use bench_client::http::Endpoint;
-use bench_client::probe::closed::ClosedLoop;
-use bench_client::probe::open::OpenLoop;
+use bench_client::probe::{closed, open};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::service::service_fn;
@@ -43,8 +42,8 @@ async fn slow_stub() -> Endpoint {
 async fn sends_stay_on_schedule_when_answers_are_slow() {
     let endpoint = slow_stub().await;
     let every = Duration::from_millis(20);
-    let probe = OpenLoop::start(endpoint.clone(), every);
-    let pinger = ClosedLoop::start(endpoint, every);
+    let probe = open::start(endpoint.clone(), every);
+    let pinger = closed::start(endpoint, every);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let open = probe.stop().await;
     let closed = pinger.stop().await;

@@ -5,33 +5,15 @@
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
-use super::{ProbeRecord, ping};
+use super::{ProbeRecord, ProbeTask, ping};
 use crate::http::{Connection, Endpoint};
 
-/// A running closed-loop pinger; [`ClosedLoop::stop`] ends it and returns what it saw.
-#[derive(Debug)]
-pub struct ClosedLoop {
-    stop: watch::Sender<bool>,
-    task: JoinHandle<ProbeRecord>,
-}
-
-impl ClosedLoop {
-    /// Starts pinging `endpoint` every `every` (after each answer), until stopped.
-    pub fn start(endpoint: Endpoint, every: Duration) -> ClosedLoop {
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(ping_until_stopped(endpoint, every, stopped));
-        ClosedLoop { stop, task }
-    }
-
-    /// Stops pinging, waits for the ping in flight, and returns the record.
-    pub async fn stop(self) -> ProbeRecord {
-        self.stop.send_replace(true);
-        self.task
-            .await
-            .unwrap_or_else(|error| ProbeRecord::lost("closed-loop pinger", error))
-    }
+/// Starts pinging `endpoint` every `every` (after each answer), until stopped.
+pub fn start(endpoint: Endpoint, every: Duration) -> ProbeTask {
+    ProbeTask::spawn("closed-loop pinger", move |stopped| {
+        ping_until_stopped(endpoint, every, stopped)
+    })
 }
 
 async fn ping_until_stopped(

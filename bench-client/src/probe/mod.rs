@@ -11,10 +11,13 @@
 pub mod closed;
 pub mod open;
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use hyper::Method;
 use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use crate::http::{Connection, Endpoint, HttpError};
 use crate::stats::millis;
@@ -47,21 +50,41 @@ pub struct ProbeRecord {
     pub send_lag_ms: Vec<f64>,
 }
 
-impl ProbeRecord {
-    /// The record of a probe whose task failed before it could report.
-    fn lost(what: &str, error: impl std::fmt::Display) -> ProbeRecord {
-        ProbeRecord {
-            errors: vec![format!("the {what} failed: {error}")],
+/// A probe running as a task of its own until [`ProbeTask::stop`].
+#[derive(Debug)]
+pub struct ProbeTask {
+    /// What it is, for the error of a task that failed.
+    what: &'static str,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<ProbeRecord>,
+}
+
+impl ProbeTask {
+    /// Spawns `probe`, which runs until the receiver it is given says stop.
+    fn spawn<F>(what: &'static str, probe: impl FnOnce(watch::Receiver<bool>) -> F) -> ProbeTask
+    where
+        F: Future<Output = ProbeRecord> + Send + 'static,
+    {
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(probe(stopped));
+        ProbeTask { what, stop, task }
+    }
+
+    /// Tells the probe to stop, waits for its pings in flight, and returns its record.
+    pub async fn stop(self) -> ProbeRecord {
+        self.stop.send_replace(true);
+        self.task.await.unwrap_or_else(|error| ProbeRecord {
+            errors: vec![format!("the {} failed: {error}", self.what)],
             ..ProbeRecord::default()
-        }
+        })
     }
 }
 
 /// The probes of one case, started together and stopped together.
 #[derive(Debug)]
 pub struct Probes {
-    closed: Option<closed::ClosedLoop>,
-    open: Option<open::OpenLoop>,
+    closed: Option<ProbeTask>,
+    open: Option<ProbeTask>,
 }
 
 /// What [`Probes::stop`] returns: a record per probe that ran.
@@ -74,10 +97,8 @@ pub struct ProbeRecords {
 impl Probes {
     /// Starts the chosen probes against `endpoint`, one ping every `every`.
     pub fn start(choice: ProbeChoice, endpoint: &Endpoint, every: Duration) -> Probes {
-        let closed = (choice != ProbeChoice::Open)
-            .then(|| closed::ClosedLoop::start(endpoint.clone(), every));
-        let open =
-            (choice != ProbeChoice::Closed).then(|| open::OpenLoop::start(endpoint.clone(), every));
+        let closed = (choice != ProbeChoice::Open).then(|| closed::start(endpoint.clone(), every));
+        let open = (choice != ProbeChoice::Closed).then(|| open::start(endpoint.clone(), every));
         Probes { closed, open }
     }
 

@@ -10,39 +10,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::{ProbeRecord, ping};
+use super::{ProbeRecord, ProbeTask, ping};
 use crate::http::{Connection, Endpoint};
 use crate::stats::millis;
-
-/// A running open-loop probe; [`OpenLoop::stop`] ends the schedule and waits for the pings
-/// still in flight.
-#[derive(Debug)]
-pub struct OpenLoop {
-    stop: watch::Sender<bool>,
-    task: JoinHandle<ProbeRecord>,
-}
 
 /// Idle keep-alive connections: a ping takes one, or opens a new one when all are busy.
 type Pool = Arc<Mutex<Vec<Connection>>>;
 
-impl OpenLoop {
-    /// Starts sending a ping to `endpoint` every `every`, on schedule, until stopped.
-    pub fn start(endpoint: Endpoint, every: Duration) -> OpenLoop {
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(run_schedule(endpoint, every, stopped));
-        OpenLoop { stop, task }
-    }
-
-    /// Ends the schedule, waits for the pings in flight, and returns the record.
-    pub async fn stop(self) -> ProbeRecord {
-        self.stop.send_replace(true);
-        self.task
-            .await
-            .unwrap_or_else(|error| ProbeRecord::lost("open-loop probe", error))
-    }
+/// Starts sending a ping to `endpoint` every `every`, on schedule, until stopped; stopping
+/// waits for the pings still in flight.
+pub fn start(endpoint: Endpoint, every: Duration) -> ProbeTask {
+    ProbeTask::spawn("open-loop probe", move |stopped| {
+        run_schedule(endpoint, every, stopped)
+    })
 }
 
 async fn run_schedule(
