@@ -5,14 +5,16 @@
 
 use std::time::Duration;
 
-use demo_contract::{Route, Work};
+use demo_contract::Work;
 use serde::{Deserialize, Serialize};
 
-use crate::burst::{self, ErrorCount, REQUEST_TIMEOUT};
+use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
+use crate::kernel::TcpCounters;
 use crate::probe::{ProbeChoice, Probes};
 use crate::session::{self, Event, Outcome, Running};
 use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
 use crate::target::Target;
+use crate::work::WorkPath;
 
 /// The probes' head start before the burst: they are already waiting on the server when the
 /// burst arrives.
@@ -20,24 +22,24 @@ pub const HEAD_START: Duration = Duration::from_millis(50);
 
 /// The original experiment's parameters: the defaults of [`Plan`] and of the command line.
 pub mod defaults {
-    use demo_contract::Route;
-
+    use crate::burst::Connect;
     use crate::probe::ProbeChoice;
+    use crate::work::WorkPath;
 
-    pub const ROUTES: [Route; 3] = Route::WORK;
+    pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
     pub const CONCURRENCY: usize = 10;
     pub const SLEEP_MS: u64 = 500;
     pub const PING_EVERY_MS: u64 = 50;
     pub const THREADS: usize = 1;
     pub const PROBE: ProbeChoice = ProbeChoice::Both;
+    pub const CONNECT: Connect = Connect::During;
 }
 
 /// What to run against each target. The defaults reproduce the original experiment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// The work routes, in order.
-    #[serde(with = "route_paths")]
-    pub routes: Vec<Route>,
+    pub routes: Vec<WorkPath>,
     /// Concurrent requests per burst.
     pub concurrency: usize,
     pub sleep_ms: u64,
@@ -46,6 +48,9 @@ pub struct Plan {
     pub threads: Vec<usize>,
     /// Which probes run beside each burst.
     pub probe: ProbeChoice,
+    /// How the burst's requests get their connections.
+    #[serde(default)]
+    pub connect: Connect,
 }
 
 impl Default for Plan {
@@ -57,6 +62,7 @@ impl Default for Plan {
             ping_every_ms: defaults::PING_EVERY_MS,
             threads: vec![defaults::THREADS],
             probe: defaults::PROBE,
+            connect: defaults::CONNECT,
         }
     }
 }
@@ -91,16 +97,19 @@ pub struct Case {
     /// The open-loop probe, unless `--probe closed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopStats>,
+    /// What the kernel's TCP counters rose by during the case, machine-wide; `None` where
+    /// they cannot be read. Any rise means some latency here was the kernel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<TcpCounters>,
 }
 
-/// The (target, reactor threads) pairs a plan runs, in order: every thread count for each
-/// spawned server, one after another; an external target once, at the first count, since
-/// its threads are not ours to set.
+/// The (target, reactor threads) pairs a plan runs, in order: each thread count in turn, for
+/// every target that runs at it ([`Target::runs_at`]).
 pub fn schedule<'a>(targets: &'a [Target], plan: &Plan) -> Vec<(&'a Target, usize)> {
     let mut runs = Vec::new();
     for (index, &threads) in plan.threads.iter().enumerate() {
         for target in targets {
-            if index == 0 || matches!(target, Target::Spawn { .. }) {
+            if target.runs_at(threads, index == 0) {
                 runs.push((target, threads));
             }
         }
@@ -120,18 +129,22 @@ pub async fn run_plan(
     on: &mut impl FnMut(Event<'_, Case>),
 ) -> Outcome<Case> {
     let schedule = schedule(targets, plan);
-    let measure = async |running: &Running, &route: &Route| measure(running, route, plan).await;
+    let measure = async |running: &Running, &route: &WorkPath| measure(running, route, plan).await;
     session::run_each(&schedule, plan.sleep_ms, &plan.routes, on, measure).await
 }
 
 /// One case: the probes, a head start, the burst, the probes stopped.
-pub async fn measure(running: &Running, route: Route, plan: &Plan) -> Case {
+pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let every = Duration::from_millis(plan.ping_every_ms);
+    let counters = TcpCounters::read();
     let probes = Probes::start(plan.probe, &running.endpoint, every);
     tokio::time::sleep(HEAD_START).await;
     let path = format!("{}{}", route.path(), running.query);
-    let burst = burst::fire(&running.endpoint, &path, plan.concurrency, REQUEST_TIMEOUT).await;
+    let (n, connect) = (plan.concurrency, plan.connect);
+    let burst = burst::fire(&running.endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
     let probed = probes.stop().await;
+    let kernel =
+        Option::zip(TcpCounters::read(), counters).map(|(after, before)| after.since(before));
     let wall_ms = burst.wall_ms();
     // The server's own count of reactor threads sets the serialised ideal.
     let threads = running.reactor_threads();
@@ -149,11 +162,12 @@ pub async fn measure(running: &Running, route: Route, plan: &Plan) -> Case {
         ok: burst.ok(),
         err: burst.err(),
         errors: burst.errors(),
-        verdict: ideals.verdict(wall_ms),
+        verdict: ideals.verdict(wall_ms, burst.err()),
         sleep_thread,
         on_reactor,
         closed_loop: probed.closed.map(PingStats::from_record),
         open_loop: probed.open.map(OpenLoopStats::from_record),
+        kernel,
     }
 }
 
@@ -171,26 +185,6 @@ pub fn where_it_ran(work: &[Work]) -> (Option<String>, Option<bool>) {
         _ => None,
     };
     (thread, on_reactor)
-}
-
-/// Routes as their paths in JSON.
-pub(crate) mod route_paths {
-    use demo_contract::Route;
-    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
-
-    pub fn serialize<S: Serializer>(routes: &[Route], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(routes.iter().map(|route| route.path()))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Route>, D::Error> {
-        Vec::<String>::deserialize(deserializer)?
-            .iter()
-            .map(|path| {
-                Route::from_path(path)
-                    .ok_or_else(|| D::Error::custom(format!("unknown route {path}")))
-            })
-            .collect()
-    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,42 @@
 //! The burst: N concurrent GETs of one work route, each on a connection of its own (as the
 //! original client's pool opened one per request in flight), timed from the first send to
 //! the last answer.
+//!
+//! How the connections are made is the one choice ([`Connect`]): while the requests go out,
+//! as in the original, so that the server accepts and reads them as they arrive; or all of
+//! them first, accepted by the server before the first request byte, so that the N requests
+//! reach it together, whatever its accept loop does.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use demo_contract::Work;
+use hyper::Method;
 use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
 
-use crate::http::{Endpoint, HttpError, Reply, get_once};
+use crate::http::{Connection, Endpoint, HttpError, Reply};
+use crate::kernel;
 use crate::stats::millis;
+
+/// How many connects are in flight at once in [`Connect::Before`]: enough to open thousands
+/// in a moment, few enough that the listen queue (`net.core.somaxconn`) never fills.
+pub const CONNECTS_IN_FLIGHT: usize = 128;
+
+/// How long the server may take to accept the connections of a [`Connect::Before`] burst.
+pub const ACCEPT_WITHIN: Duration = Duration::from_secs(10);
+
+/// How a burst's requests get their connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Connect {
+    /// Each request opens its connection as it is sent (the original bench's client).
+    #[default]
+    During,
+    /// All N connections are opened and accepted by the server first, then the N requests
+    /// are written at once; the wall time still runs from the first request byte.
+    Before,
+}
 
 /// How long one burst request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -74,15 +102,29 @@ impl Burst {
     }
 }
 
-/// Sends `n` concurrent `GET path_and_query` and waits for all of them.
-pub async fn fire(endpoint: &Endpoint, path_and_query: &str, n: usize, timeout: Duration) -> Burst {
+/// Sends `n` concurrent `GET path_and_query`, each on a connection of its own made as
+/// `connect` says, and waits for all of them.
+pub async fn fire(
+    endpoint: &Endpoint,
+    path_and_query: &str,
+    n: usize,
+    timeout: Duration,
+    connect: Connect,
+) -> Burst {
+    let connections: Vec<Option<Connection>> = match connect {
+        Connect::During => (0..n).map(|_| None).collect(),
+        Connect::Before => connect_all(endpoint, n).await,
+    };
     let start = Instant::now();
-    let requests: Vec<_> = (0..n)
-        .map(|_| {
+    let requests: Vec<_> = connections
+        .into_iter()
+        .map(|connection| {
             let endpoint = endpoint.clone();
             let path = path_and_query.to_owned();
             tokio::spawn(async move {
-                let reply = get_once(&endpoint, &path, timeout).await;
+                let reply = tokio::time::timeout(timeout, request(&endpoint, connection, &path))
+                    .await
+                    .unwrap_or(Err(HttpError::Timeout(timeout)));
                 (reply, Instant::now())
             })
         })
@@ -98,4 +140,41 @@ pub async fn fire(endpoint: &Endpoint, path_and_query: &str, n: usize, timeout: 
         wall: last - start,
         replies,
     }
+}
+
+/// One request, on `connection` if it was opened beforehand, else on a new one.
+async fn request(
+    endpoint: &Endpoint,
+    connection: Option<Connection>,
+    path: &str,
+) -> Result<Reply, HttpError> {
+    let mut connection = match connection {
+        Some(connection) => connection,
+        None => Connection::open(endpoint).await?,
+    };
+    connection.send(Method::GET, path).await
+}
+
+/// Opens `n` connections, at most [`CONNECTS_IN_FLIGHT`] at a time, then waits until the
+/// server has accepted them all (its listen queue is empty; on Linux, where the kernel shows
+/// it). A connection that failed is `None`: its request opens a new one, and fails on its
+/// own if the server is gone.
+async fn connect_all(endpoint: &Endpoint, n: usize) -> Vec<Option<Connection>> {
+    let permits = Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT));
+    let connects: Vec<_> = (0..n)
+        .map(|_| {
+            let endpoint = endpoint.clone();
+            let permits = permits.clone();
+            tokio::spawn(async move {
+                let _permit = permits.acquire().await.expect("never closed");
+                Connection::open(&endpoint).await.ok()
+            })
+        })
+        .collect();
+    let mut connections = Vec::with_capacity(n);
+    for connect in connects {
+        connections.push(connect.await.ok().flatten());
+    }
+    kernel::wait_until_accepted(endpoint.port, ACCEPT_WITHIN).await;
+    connections
 }

@@ -4,13 +4,15 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use clap::builder::RangedU64ValueParser;
-use demo_contract::{MAX_SLEEP_MS, Route};
+use demo_contract::MAX_SLEEP_MS;
 
 use crate::bench::{self, HEAD_START, Plan};
+use crate::burst::Connect;
 use crate::http::Endpoint;
 use crate::probe::ProbeChoice;
 use crate::sweep::{self, SweepPlan};
-use crate::target::{self, SERVERS, Target};
+use crate::target::{self, REFERENCES, SERVERS, Target};
+use crate::work::WorkPath;
 
 /// Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one
 /// handler that blocks the reactor stalls every other request.
@@ -30,8 +32,8 @@ pub struct Cli {
     pub urls: Vec<(String, Endpoint)>,
 
     /// Work routes to run, comma-separated, in order
-    #[arg(long, value_delimiter = ',', value_parser = work_route, default_values_t = bench::defaults::ROUTES)]
-    pub routes: Vec<Route>,
+    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = bench::defaults::ROUTES)]
+    pub routes: Vec<WorkPath>,
 
     /// Concurrent requests per burst
     #[arg(short = 'n', long, default_value_t = bench::defaults::CONCURRENCY, value_parser = concurrency())]
@@ -55,6 +57,11 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = bench::defaults::PROBE)]
     pub probe: ProbeChoice,
 
+    /// How each burst request gets its connection: opened as it is sent (the original), or
+    /// all N opened and accepted by the server first, then the N requests written at once
+    #[arg(long, value_enum, default_value_t = bench::defaults::CONNECT)]
+    pub connect: Connect,
+
     /// Folder for RESULTS.md and results.json
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -65,36 +72,64 @@ pub struct Cli {
     pub readme: Option<PathBuf>,
 }
 
-/// Which demo servers to spawn, and where their binaries are.
+/// Which servers to spawn, and where to find them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerArgs {
-    /// Demo servers to spawn, comma-separated [default: all five, unless --url is given]
+    /// Servers to spawn, comma-separated: the five demo servers and the FastAPI reference
+    /// targets (fastapi-asyncio, fastapi-uvloop) [default: all of them, unless --url is
+    /// given; the FastAPI ones only where their venv is set up]
     #[arg(long, value_delimiter = ',', value_parser = server_name)]
     pub servers: Vec<String>,
 
     /// Folder of the server binaries [default: the folder of this binary]
     #[arg(long, value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
+
+    /// Folder of the FastAPI reference app and its .venv [default: reference/fastapi in this
+    /// repository]
+    #[arg(long, value_name = "DIR")]
+    pub reference_dir: Option<PathBuf>,
+}
+
+/// Every server the client can spawn: the demo servers, then the reference targets.
+pub fn all_servers() -> Vec<&'static str> {
+    let references = REFERENCES.iter().map(|reference| reference.name);
+    SERVERS.into_iter().chain(references).collect()
 }
 
 impl ServerArgs {
-    /// The servers to spawn, all five if none were named (and `all_by_default`). A server
-    /// whose binary is missing is still a target: it fails at its turn, by name, and the
-    /// others run.
-    pub fn targets(&self, all_by_default: bool) -> Vec<Target> {
-        let names: Vec<&str> = if self.servers.is_empty() && all_by_default {
-            SERVERS.to_vec()
-        } else {
+    /// The servers named, or `defaults` if none were, with a note for each default left
+    /// out: a reference target whose venv is not set up (the Rust comparison never fails
+    /// for want of Python). A named server that is missing is still a target: it fails at
+    /// its turn, by name, and the others run.
+    pub fn targets(&self, defaults: &[&str]) -> (Vec<Target>, Vec<String>) {
+        let named = !self.servers.is_empty();
+        let names: Vec<&str> = if named {
             self.servers.iter().map(String::as_str).collect()
+        } else {
+            defaults.to_vec()
         };
-        let dir = self.bin_dir.clone().unwrap_or_else(target::default_bin_dir);
-        names
-            .into_iter()
-            .map(|name| Target::Spawn {
-                name: name.to_owned(),
-                binary: target::locate(name, &dir),
-            })
-            .collect()
+        let bin_dir = self.bin_dir.clone().unwrap_or_else(target::default_bin_dir);
+        let reference_dir =
+            (self.reference_dir.clone()).unwrap_or_else(target::default_reference_dir);
+        let mut targets = Vec::new();
+        let mut notes = Vec::new();
+        for name in names {
+            let Some(reference) = REFERENCES.iter().find(|r| r.name == name) else {
+                targets.push(Target::server(name, &bin_dir));
+                continue;
+            };
+            let python = target::reference_python(&reference_dir);
+            if named || python.is_file() {
+                targets.push(Target::reference(reference, &reference_dir));
+            } else {
+                notes.push(format!(
+                    "{name}: left out, no {} (reference/fastapi/setup.sh makes it)",
+                    python.display()
+                ));
+            }
+        }
+        (targets, notes)
     }
 }
 
@@ -113,8 +148,8 @@ pub struct SweepArgs {
     pub spawn: ServerArgs,
 
     /// Work routes to sweep, comma-separated
-    #[arg(long, value_delimiter = ',', value_parser = work_route, default_values_t = sweep::defaults::ROUTES)]
-    pub routes: Vec<Route>,
+    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = sweep::defaults::ROUTES)]
+    pub routes: Vec<WorkPath>,
 
     /// The concurrency values, comma-separated
     #[arg(short = 'n', long, value_delimiter = ',', default_values_t = sweep::defaults::CONCURRENCY, value_parser = concurrency())]
@@ -128,6 +163,10 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = sweep::defaults::THREADS, value_parser = threads())]
     pub threads: usize,
 
+    /// How each burst request gets its connection (see the comparison's --connect)
+    #[arg(long, value_enum, default_value_t = sweep::defaults::CONNECT)]
+    pub connect: Connect,
+
     /// Folder for SWEEP.md, sweep.json and the plots
     #[arg(long, default_value = "results/sweep")]
     pub out: PathBuf,
@@ -140,6 +179,7 @@ impl SweepArgs {
             concurrency: self.concurrency.clone(),
             sleep_ms: self.sleep_ms,
             threads: self.threads,
+            connect: self.connect,
         }
     }
 }
@@ -153,24 +193,28 @@ impl Cli {
             ping_every_ms: self.ping_every_ms,
             threads: self.threads.clone(),
             probe: self.probe,
+            connect: self.connect,
         }
     }
 
     /// Whether this is the full default comparison: every server, the original's parameters.
     pub fn is_full_comparison(&self) -> bool {
-        self.urls.is_empty()
-            && (self.spawn.servers.is_empty() || self.spawn.servers.len() == SERVERS.len())
-            && self.plan() == Plan::default()
+        self.urls.is_empty() && self.spawn.servers.is_empty() && self.plan() == Plan::default()
     }
 
-    /// The targets, spawned servers first.
-    pub fn targets(&self) -> Vec<Target> {
-        let mut targets = self.spawn.targets(self.urls.is_empty());
+    /// The targets, spawned servers first, and a note for each default one left out.
+    pub fn targets(&self) -> (Vec<Target>, Vec<String>) {
+        let defaults = if self.urls.is_empty() {
+            all_servers()
+        } else {
+            Vec::new()
+        };
+        let (mut targets, notes) = self.spawn.targets(&defaults);
         targets.extend(self.urls.iter().map(|(label, endpoint)| Target::External {
             label: label.clone(),
             endpoint: endpoint.clone(),
         }));
-        targets
+        (targets, notes)
     }
 }
 
@@ -205,23 +249,14 @@ fn sleep_ms() -> clap::builder::RangedU64ValueParser<u64> {
 }
 
 fn server_name(name: &str) -> Result<String, String> {
-    if SERVERS.contains(&name) {
+    let all = all_servers();
+    if all.contains(&name) {
         Ok(name.to_owned())
     } else {
         Err(format!(
             "unknown server {name:?}; the servers are {}",
-            SERVERS.join(", ")
+            all.join(", ")
         ))
-    }
-}
-
-fn work_route(path: &str) -> Result<Route, String> {
-    match Route::from_path(path) {
-        Some(Route::Ping) | None => Err(format!(
-            "{path:?} is not a work route; choose from {}",
-            Route::WORK.map(Route::path).join(", ")
-        )),
-        Some(route) => Ok(route),
     }
 }
 
@@ -236,6 +271,7 @@ fn labelled_url(value: &str) -> Result<(String, Endpoint), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use demo_contract::Route;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("bench-client").chain(args.iter().copied()))
@@ -276,7 +312,14 @@ mod tests {
         assert_eq!(cli.spawn.servers, ["demo-axum", "demo-hyper-smol"]);
         assert_eq!(cli.urls[0].0, "fastapi");
         assert_eq!(cli.urls[0].1.port, 8000);
-        assert_eq!(cli.routes, [Route::Bad, Route::OkBlocking]);
+        assert_eq!(
+            cli.routes
+                .iter()
+                .map(|r| (r.route(), r.path()))
+                .collect::<Vec<_>>(),
+            [(Route::Bad, "/bad"), (Route::OkBlocking, "/ok-def")],
+            "an alias is sent as given"
+        );
         assert_eq!(
             (cli.concurrency, cli.sleep_ms, cli.ping_every_ms),
             (3, 20, 5)
@@ -324,9 +367,9 @@ mod tests {
             panic!("a sweep")
         };
         assert_eq!(sweep.plan().concurrency, [1, 50, 5000]);
-        assert_eq!(sweep.plan().routes, [Route::OkAwait]);
+        assert_eq!(sweep.plan().routes, [WorkPath::canonical(Route::OkAwait)]);
         assert_eq!(sweep.plan().threads, 2);
-        assert_eq!(sweep.spawn.targets(true).len(), 1);
+        assert_eq!(sweep.spawn.targets(&SERVERS).0.len(), 1);
     }
 
     #[test]
@@ -354,7 +397,7 @@ mod tests {
     #[test]
     fn a_url_alone_spawns_nothing() {
         let cli = parse(&["--url", "x=http://127.0.0.1:9"]).unwrap();
-        let targets = cli.targets();
+        let (targets, _) = cli.targets();
         assert_eq!(targets.len(), 1);
         assert!(matches!(&targets[0], Target::External { label, .. } if label == "x"));
     }

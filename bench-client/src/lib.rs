@@ -5,6 +5,7 @@
 //! - [`target`]: finding, starting and stopping the servers, by their own PID;
 //! - [`session`]: the life of one target in a run, shared by the comparison and the sweep;
 //! - [`http`]: hyper's client connections, one per request or one kept alive;
+//! - [`kernel`]: what `/proc` says of our connections: accept queues, drops, retransmits;
 //! - [`probe`]: the two probes of `/ping`, closed loop and open loop, in one vocabulary;
 //! - [`burst`]: N concurrent requests of one route;
 //! - [`bench`]: the comparison, the original experiment; [`sweep`]: the concurrency sweep;
@@ -12,6 +13,7 @@
 //! - [`report`]: the terminal, tables, findings, README block, plots and files;
 //!   [`plot`]: drawing the SVG figures;
 //! - [`environment`]: the machine and build every figure is recorded with;
+//! - [`work`]: a work route as asked for, alias and all;
 //! - [`cli`]: the command line.
 
 pub mod bench;
@@ -19,6 +21,7 @@ pub mod burst;
 pub mod cli;
 pub mod environment;
 pub mod http;
+pub mod kernel;
 pub mod plot;
 pub mod probe;
 pub mod report;
@@ -26,3 +29,4 @@ pub mod session;
 pub mod stats;
 pub mod sweep;
 pub mod target;
+pub mod work;

@@ -7,11 +7,12 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use demo_contract::{Pong, Route};
+use demo_contract::Pong;
 use serde::{Deserialize, Serialize};
 
 use crate::http::{Endpoint, get_once};
 use crate::target::{ServerProcess, StderrTail, Target, TargetError};
+use crate::work::WorkPath;
 
 /// How long the warm-up may take to reach a target: an unreachable one is reported in
 /// seconds, not after a ping's 10 s timeout.
@@ -55,7 +56,7 @@ impl Failure {
     pub fn new(
         target: &str,
         reactor_threads: usize,
-        route: Option<Route>,
+        route: Option<WorkPath>,
         reason: String,
     ) -> Failure {
         Failure {
@@ -93,14 +94,14 @@ impl Running {
         sleep_ms: u64,
     ) -> Result<Running, SessionError> {
         let (server, endpoint, query) = match target {
-            Target::Spawn { name, binary } => {
+            Target::Spawn { name, launcher } => {
                 let args = [
                     "--threads".to_owned(),
                     threads.to_string(),
                     "--sleep-ms".to_owned(),
                     sleep_ms.to_string(),
                 ];
-                let server = ServerProcess::start(name, binary, &args).await?;
+                let server = launcher.start(name, &args).await?;
                 let endpoint = server.endpoint().clone();
                 (Some(server), endpoint, String::new())
             }
@@ -176,13 +177,13 @@ async fn warm_up(endpoint: &Endpoint) -> Result<Option<Pong>, SessionError> {
 /// sweep.
 pub trait Step {
     /// The route it measures, for a failure report.
-    fn route(&self) -> Route;
+    fn route(&self) -> WorkPath;
     /// What the progress line says while it runs.
     fn describe(&self) -> String;
 }
 
-impl Step for Route {
-    fn route(&self) -> Route {
+impl Step for WorkPath {
+    fn route(&self) -> WorkPath {
         *self
     }
 
@@ -255,7 +256,7 @@ async fn run_target<S: Step, T>(
     on: &mut impl FnMut(Event<'_, T>),
     measure: &mut impl AsyncFnMut(&Running, &S) -> T,
     measured: &mut Vec<T>,
-) -> Result<(), (Option<Route>, SessionError)> {
+) -> Result<(), (Option<WorkPath>, SessionError)> {
     let mut running = Running::start(target, threads, sleep_ms)
         .await
         .map_err(|error| (None, error))?;

@@ -102,12 +102,14 @@ impl OpenLoopStats {
     }
 }
 
-/// Whether a burst's requests ran one after another or side by side.
+/// Whether a burst's requests ran one after another or side by side; or that some of them
+/// failed, in which case the wall time says neither.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Serialised,
     Concurrent,
+    Failed,
 }
 
 impl std::fmt::Display for Verdict {
@@ -115,6 +117,7 @@ impl std::fmt::Display for Verdict {
         f.write_str(match self {
             Verdict::Serialised => "serialised",
             Verdict::Concurrent => "concurrent",
+            Verdict::Failed => "failed",
         })
     }
 }
@@ -140,12 +143,16 @@ impl Ideals {
         }
     }
 
-    /// Serialised when the wall time is nearer (on a log scale: the geometric mean is the
-    /// line) to the serialised ideal than to one sleep. When the two ideals coincide (n no
-    /// larger than the threads), nothing can be told apart: concurrent.
-    pub fn verdict(&self, wall_ms: f64) -> Verdict {
+    /// Failed if any of the burst's requests failed: a request that errs early shortens the
+    /// wall time, one that times out lengthens it. Otherwise serialised when the wall time
+    /// is nearer (on a log scale: the geometric mean is the line) to the serialised ideal
+    /// than to one sleep. When the two ideals coincide (n no larger than the threads),
+    /// nothing can be told apart: concurrent.
+    pub fn verdict(&self, wall_ms: f64, failed_requests: usize) -> Verdict {
         let line = (self.concurrent_ms * self.serialised_ms).sqrt();
-        if self.serialised_ms > self.concurrent_ms && wall_ms > line {
+        if failed_requests > 0 {
+            Verdict::Failed
+        } else if self.serialised_ms > self.concurrent_ms && wall_ms > line {
             Verdict::Serialised
         } else {
             Verdict::Concurrent
@@ -248,11 +255,11 @@ mod tests {
     fn verdict_tells_the_original_cases_apart() {
         let ideals = Ideals::new(10, 500, 1);
         assert_eq!(ideals.serialised_ms, 5000.0);
-        assert_eq!(ideals.verdict(5012.0), Verdict::Serialised);
-        assert_eq!(ideals.verdict(505.0), Verdict::Concurrent);
+        assert_eq!(ideals.verdict(5012.0, 0), Verdict::Serialised);
+        assert_eq!(ideals.verdict(505.0, 0), Verdict::Concurrent);
         // The line between them is the geometric mean, about 1581 ms.
-        assert_eq!(ideals.verdict(1500.0), Verdict::Concurrent);
-        assert_eq!(ideals.verdict(1700.0), Verdict::Serialised);
+        assert_eq!(ideals.verdict(1500.0, 0), Verdict::Concurrent);
+        assert_eq!(ideals.verdict(1700.0, 0), Verdict::Serialised);
         assert_eq!(ideals.times_ideal(5000.0), Some(10.0));
     }
 
@@ -263,15 +270,23 @@ mod tests {
             ideals.serialised_ms, 1500.0,
             "three rounds: 4 + 4 + 2 requests"
         );
-        assert_eq!(ideals.verdict(1500.0), Verdict::Serialised);
+        assert_eq!(ideals.verdict(1500.0, 0), Verdict::Serialised);
         assert_eq!(Ideals::new(10, 500, 2).serialised_ms, 2500.0);
-        assert_eq!(ideals.verdict(600.0), Verdict::Concurrent);
+        assert_eq!(ideals.verdict(600.0, 0), Verdict::Concurrent);
+    }
+
+    #[test]
+    fn a_failed_request_makes_the_case_failed_whatever_its_wall() {
+        let ideals = Ideals::new(10, 500, 1);
+        assert_eq!(ideals.verdict(5012.0, 1), Verdict::Failed);
+        assert_eq!(ideals.verdict(2.8, 10), Verdict::Failed);
+        assert_eq!(Verdict::Failed.to_string(), "failed");
     }
 
     #[test]
     fn verdict_cannot_call_a_single_request_serialised() {
         let ideals = Ideals::new(1, 500, 1);
-        assert_eq!(ideals.verdict(10_000.0), Verdict::Concurrent);
+        assert_eq!(ideals.verdict(10_000.0, 0), Verdict::Concurrent);
         assert_eq!(Ideals::new(10, 0, 1).times_ideal(3.0), None);
     }
 }

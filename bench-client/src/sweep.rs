@@ -8,29 +8,37 @@ use std::fmt;
 use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
-use crate::burst::{self, ErrorCount, REQUEST_TIMEOUT};
+use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
+use crate::kernel::TcpCounters;
 use crate::session::{self, Event, Outcome, Running, Step};
 use crate::target::Target;
+use crate::work::WorkPath;
 
 /// The sweep's defaults: the plan and the command line read them from here.
 pub mod defaults {
-    use demo_contract::Route;
+    use crate::burst::Connect;
+    use crate::work::WorkPath;
 
-    pub const ROUTES: [Route; 3] = Route::WORK;
+    pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
     pub const CONCURRENCY: [usize; 5] = [1, 10, 100, 1_000, 10_000];
     /// Short: `/bad` at N = 1,000 takes N sleeps.
     pub const SLEEP_MS: u64 = 20;
     pub const THREADS: usize = 1;
+    /// Connections first: at N = 10,000, connecting inside the burst would fill the accept
+    /// queue, and the kernel's retransmission timers would set the wall time.
+    pub const CONNECT: Connect = Connect::Before;
 }
 
 /// What to sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepPlan {
-    #[serde(with = "crate::bench::route_paths")]
-    pub routes: Vec<Route>,
+    pub routes: Vec<WorkPath>,
     pub concurrency: Vec<usize>,
     pub sleep_ms: u64,
     pub threads: usize,
+    /// How each burst's requests get their connections.
+    #[serde(default)]
+    pub connect: Connect,
 }
 
 impl Default for SweepPlan {
@@ -40,6 +48,7 @@ impl Default for SweepPlan {
             concurrency: defaults::CONCURRENCY.to_vec(),
             sleep_ms: defaults::SLEEP_MS,
             threads: defaults::THREADS,
+            connect: defaults::CONNECT,
         }
     }
 }
@@ -47,10 +56,10 @@ impl Default for SweepPlan {
 impl SweepPlan {
     /// Why a burst is not worth sending: `/bad` runs its N sleeps one after another per
     /// thread, and past the request timeout its last requests would fail by design.
-    pub fn skip_reason(&self, route: Route, n: usize) -> Option<String> {
+    pub fn skip_reason(&self, route: WorkPath, n: usize) -> Option<String> {
         let serial_ms = n as f64 * self.sleep_ms as f64 / self.threads as f64;
         let budget_ms = REQUEST_TIMEOUT.as_secs_f64() * 1000.0 * 0.8;
-        (route == Route::Bad && serial_ms > budget_ms).then(|| {
+        (route.route() == Route::Bad && serial_ms > budget_ms).then(|| {
             format!(
                 "{n} × {} ms / {} thread(s) = {:.0} s, past the {} s request timeout",
                 self.sleep_ms,
@@ -76,12 +85,12 @@ impl SweepPlan {
 /// One burst of the sweep: `n` concurrent requests of `route`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SweepStep {
-    pub route: Route,
+    pub route: WorkPath,
     pub n: usize,
 }
 
 impl Step for SweepStep {
-    fn route(&self) -> Route {
+    fn route(&self) -> WorkPath {
         self.route
     }
 
@@ -107,6 +116,11 @@ pub struct Point {
     pub err: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorCount>,
+    /// What the kernel's TCP counters rose by during the burst; see [`Case::kernel`].
+    ///
+    /// [`Case::kernel`]: crate::bench::Case::kernel
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<TcpCounters>,
 }
 
 /// Runs the sweep, target after target.
@@ -116,13 +130,18 @@ pub async fn run(
     on: &mut impl FnMut(Event<'_, Point>),
 ) -> Outcome<Point> {
     let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, plan.threads)).collect();
+    let measure =
+        async |running: &Running, step: &SweepStep| measure(running, step, plan.connect).await;
     session::run_each(&schedule, plan.sleep_ms, &plan.steps(), on, measure).await
 }
 
 /// One point: a burst, no probe.
-async fn measure(running: &Running, step: &SweepStep) -> Point {
+async fn measure(running: &Running, step: &SweepStep, connect: Connect) -> Point {
     let path = format!("{}{}", step.route.path(), running.query);
-    let burst = burst::fire(&running.endpoint, &path, step.n, REQUEST_TIMEOUT).await;
+    let counters = TcpCounters::read();
+    let burst = burst::fire(&running.endpoint, &path, step.n, REQUEST_TIMEOUT, connect).await;
+    let kernel =
+        Option::zip(TcpCounters::read(), counters).map(|(after, before)| after.since(before));
     Point {
         target: running.label.clone(),
         route: step.route.path().to_owned(),
@@ -131,6 +150,7 @@ async fn measure(running: &Running, step: &SweepStep) -> Point {
         ok: burst.ok(),
         err: burst.err(),
         errors: burst.errors(),
+        kernel,
     }
 }
 
@@ -138,27 +158,33 @@ async fn measure(running: &Running, step: &SweepStep) -> Point {
 mod tests {
     use super::*;
 
+    const BAD: WorkPath = WorkPath::canonical(Route::Bad);
+
     #[test]
     fn only_bad_bursts_that_cannot_finish_are_skipped() {
         let plan = SweepPlan::default();
         assert_eq!(
-            plan.skip_reason(Route::Bad, 1_000),
+            plan.skip_reason(BAD, 1_000),
             None,
             "20 s fits in the 30 s timeout"
         );
-        let reason = plan
-            .skip_reason(Route::Bad, 10_000)
-            .expect("200 s does not");
+        let reason = plan.skip_reason(BAD, 10_000).expect("200 s does not");
         assert!(reason.contains("200 s"), "{reason}");
-        assert_eq!(plan.skip_reason(Route::OkBlocking, 10_000), None);
-        assert_eq!(plan.skip_reason(Route::OkAwait, 10_000), None);
+        assert_eq!(
+            plan.skip_reason(WorkPath::canonical(Route::OkBlocking), 10_000),
+            None
+        );
+        assert_eq!(
+            plan.skip_reason(WorkPath::canonical(Route::OkAwait), 10_000),
+            None
+        );
         // The budget is 80% of the timeout, 24 s: 10,000 × 8 ms / 4 = 20 s fits.
         let four = SweepPlan {
             threads: 4,
             sleep_ms: 8,
             ..SweepPlan::default()
         };
-        assert_eq!(four.skip_reason(Route::Bad, 10_000), None);
+        assert_eq!(four.skip_reason(BAD, 10_000), None);
     }
 
     #[test]
@@ -166,7 +192,7 @@ mod tests {
         let steps = SweepPlan::default().steps();
         assert_eq!(steps.len(), 3 * 5 - 1);
         assert!(!steps.contains(&SweepStep {
-            route: Route::Bad,
+            route: BAD,
             n: 10_000
         }));
         assert_eq!(steps[0].to_string(), "/bad N=1");

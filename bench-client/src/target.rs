@@ -22,8 +22,36 @@ pub const SERVERS: [&str; 5] = [
     "demo-hyper-smol",
 ];
 
+/// The original's own stack as reference targets: the project's FastAPI app
+/// (`reference/fastapi/`) under uvicorn with one worker, on asyncio's loop with the h11
+/// parser, and on uvloop with httptools.
+pub const REFERENCES: [Reference; 2] = [
+    Reference {
+        name: "fastapi-asyncio",
+        event_loop: "asyncio",
+        parser: "h11",
+    },
+    Reference {
+        name: "fastapi-uvloop",
+        event_loop: "uvloop",
+        parser: "httptools",
+    },
+];
+
+/// One reference target: which uvicorn loop and HTTP parser it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reference {
+    pub name: &'static str,
+    pub event_loop: &'static str,
+    pub parser: &'static str,
+}
+
 /// How long a spawned server may take to print its readiness line.
 pub const READY_WITHIN: Duration = Duration::from_secs(10);
+
+/// The same for a reference target: Python imports FastAPI first, which on two busy cores
+/// has taken more than 10 s.
+pub const REFERENCE_READY_WITHIN: Duration = Duration::from_secs(30);
 
 /// How long a server may take to exit after SIGTERM before it is killed: longer than the
 /// servers' own bound on a graceful stop.
@@ -36,8 +64,8 @@ pub const DROP_GRACE: Duration = Duration::from_secs(2);
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// A demo server binary, spawned on a free port for each thread count.
-    Spawn { name: String, binary: PathBuf },
+    /// A server we start, on a free port, for each thread count it supports.
+    Spawn { name: String, launcher: Launcher },
     /// A server somebody else runs, e.g. the original FastAPI app. It gets the sleep as `?ms=`.
     External { label: String, endpoint: Endpoint },
 }
@@ -49,15 +77,100 @@ impl Target {
             Target::External { label, .. } => label,
         }
     }
+
+    /// Whether this target can be run with `threads` reactor threads: an external one only
+    /// once (its threads are not ours to set), a reference one only with one (uvicorn's
+    /// workers are processes, not threads).
+    pub fn runs_at(&self, threads: usize, first: bool) -> bool {
+        match self {
+            Target::Spawn { launcher, .. } => launcher.only_threads.is_none_or(|n| n == threads),
+            Target::External { .. } => first,
+        }
+    }
+
+    /// A demo server binary in `dir`.
+    pub fn server(name: &str, dir: &Path) -> Target {
+        Target::Spawn {
+            name: name.to_owned(),
+            launcher: Launcher {
+                program: dir.join(name),
+                args: Vec::new(),
+                only_threads: None,
+                ready_within: READY_WITHIN,
+                missing: "build the servers first (`cargo build --release --workspace`)",
+            },
+        }
+    }
+
+    /// A reference target, from the app in `dir` and its virtual environment.
+    pub fn reference(reference: &Reference, dir: &Path) -> Target {
+        let script = dir.join("serve.py").display().to_string();
+        let args = [
+            &script,
+            "--loop",
+            reference.event_loop,
+            "--http",
+            reference.parser,
+        ];
+        Target::Spawn {
+            name: reference.name.to_owned(),
+            launcher: Launcher {
+                program: reference_python(dir),
+                args: args.map(str::to_owned).to_vec(),
+                only_threads: Some(1),
+                ready_within: REFERENCE_READY_WITHIN,
+                missing: "set up the FastAPI reference first (`reference/fastapi/setup.sh`)",
+            },
+        }
+    }
+}
+
+/// How to start a spawned target: a program and the arguments before the contract's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The one reactor-thread count it supports, if it supports only one.
+    pub only_threads: Option<usize>,
+    pub ready_within: Duration,
+    /// What to do when `program` is missing.
+    pub missing: &'static str,
+}
+
+impl Launcher {
+    /// Starts the target with `args` after the launcher's own; see [`ServerProcess::start`].
+    pub async fn start(&self, name: &str, args: &[String]) -> Result<ServerProcess, TargetError> {
+        if !self.program.is_file() {
+            return Err(TargetError::Missing {
+                name: name.to_owned(),
+                path: self.program.clone(),
+                hint: self.missing,
+            });
+        }
+        let all: Vec<String> = self.args.iter().chain(args).cloned().collect();
+        ServerProcess::start_within(name, &self.program, &all, self.ready_within).await
+    }
+}
+
+/// The Python of the reference app's virtual environment.
+pub fn reference_python(dir: &Path) -> PathBuf {
+    dir.join(".venv/bin/python")
+}
+
+/// Where the FastAPI reference app is by default: in this repository, beside the crates.
+pub fn default_reference_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/fastapi")
 }
 
 /// Why a target could not be measured.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
-    #[error(
-        "{name}: no binary at {path}; build the servers first (`cargo build --release --workspace`)"
-    )]
-    Missing { name: String, path: PathBuf },
+    #[error("{name}: no binary at {path}; {hint}")]
+    Missing {
+        name: String,
+        path: PathBuf,
+        hint: &'static str,
+    },
     #[error("{name}: cannot start {path}: {source}")]
     Spawn {
         name: String,
@@ -89,11 +202,6 @@ pub fn default_bin_dir() -> PathBuf {
         dir.pop();
     }
     dir
-}
-
-/// The path of a demo server binary in `dir`; [`ServerProcess::start`] says if it is missing.
-pub fn locate(name: &str, dir: &Path) -> PathBuf {
-    dir.join(name)
 }
 
 /// The last lines a server wrote on stderr, to say why it failed.
@@ -164,12 +272,6 @@ impl ServerProcess {
         args: &[String],
         ready_within: Duration,
     ) -> Result<ServerProcess, TargetError> {
-        if !binary.is_file() {
-            return Err(TargetError::Missing {
-                name: name.to_owned(),
-                path: binary.to_owned(),
-            });
-        }
         let mut child = Command::new(binary)
             .args(args)
             .args(["--port", "0"])

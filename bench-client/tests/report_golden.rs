@@ -10,7 +10,8 @@ use bench_client::environment::Environment;
 use bench_client::probe::ProbeRecord;
 use bench_client::report::{Report, Timing, write_atomically};
 use bench_client::session::Failure;
-use bench_client::stats::{Ideals, OpenLoopStats, PingStats};
+use bench_client::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
+use bench_client::work::WorkPath;
 
 fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
     ProbeRecord {
@@ -42,11 +43,12 @@ fn case(
         ok: 10,
         err: 0,
         errors: Vec::new(),
-        verdict: ideals.verdict(wall_ms),
+        verdict: ideals.verdict(wall_ms, 0),
         sleep_thread: Some(thread.into()),
         on_reactor: Some(on_reactor),
         closed_loop: Some(PingStats::from_record(closed_loop(pings, Vec::new()))),
         open_loop: None,
+        kernel: None,
     }
 }
 
@@ -75,6 +77,7 @@ fn report() -> Report {
     actix_await.runtime = actix_bad.runtime.clone();
     actix_await.ok = 9;
     actix_await.err = 1;
+    actix_await.verdict = Verdict::Failed;
     actix_await.errors = vec![ErrorCount {
         reason: "no answer within 30s".into(),
         count: 1,
@@ -106,7 +109,7 @@ fn report() -> Report {
             crates: vec!["tokio 1.54.1".into()],
         },
         plan: Plan {
-            routes: vec![demo_contract::Route::Bad, demo_contract::Route::OkAwait],
+            routes: vec![WorkPath::WORK[0], WorkPath::WORK[2]],
             ..Plan::default()
         },
         command: "bench-client".into(),

@@ -9,6 +9,7 @@ use bench_client::environment::Environment;
 use bench_client::report::{self, Report, SweepReport, Timing};
 use bench_client::session::{Event, Outcome, PAUSE};
 use bench_client::sweep;
+use bench_client::target::SERVERS;
 use clap::Parser as _;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -22,7 +23,10 @@ fn main() -> ExitCode {
             "bench-client: cannot raise the open-file limit ({error}); large bursts may fail"
         );
     }
-    let targets = cli.targets();
+    let (targets, notes) = cli.targets();
+    for note in notes {
+        eprintln!("bench-client: {note}");
+    }
     // Two workers: the pinger's answers are read promptly while the burst is in flight.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -63,7 +67,7 @@ fn interrupted(signal: &str, code: u8) -> ExitCode {
 
 async fn run_sweep(args: &SweepArgs) -> ExitCode {
     let plan = args.plan();
-    let targets = args.spawn.targets(true);
+    let (targets, _) = args.spawn.targets(&SERVERS);
     let mut on = |event: Event<'_, sweep::Point>| match event {
         Event::Running { target, step } => eprintln!("{target} {step}"),
         Event::Failed(failure) => eprintln!("FAILED {}: {}", failure.target, failure.reason),

@@ -3,7 +3,7 @@
 //! stacks of that run.
 
 use super::Report;
-use super::text::{latency_range, range, reactor_threads};
+use super::text::{kernel_note, latency_range, range, reactor_threads};
 use crate::bench::Case;
 use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
 
@@ -47,6 +47,7 @@ fn route_findings(report: &Report, at: &str, route: &str, cases: &[&Case]) -> Ve
     }
     sentences.extend(where_it_slept(route, cases));
     sentences.extend(failures(route, cases));
+    sentences.extend(kernel_finding(route, cases));
     sentences.extend(open_loop_finding(route, cases));
     sentences
 }
@@ -55,21 +56,7 @@ fn route_findings(report: &Report, at: &str, route: &str, cases: &[&Case]) -> Ve
 fn verdict_finding(report: &Report, at: &str, route: &str, cases: &[&Case]) -> String {
     let plan = &report.plan;
     let serialised = names(cases, |case| case.verdict == Verdict::Serialised);
-    let concurrent = names(cases, |case| case.verdict == Verdict::Concurrent);
-    let every = match cases {
-        [only] => only.target.clone(),
-        [_, _] => "both stacks".to_owned(),
-        _ => format!("all {} stacks", cases.len()),
-    };
-    let verdicts = match (serialised.is_empty(), concurrent.is_empty()) {
-        (false, true) => format!("serialised on {every}"),
-        (true, false) => format!("concurrent on {every}"),
-        _ => format!(
-            "serialised on {} but concurrent on {}",
-            serialised.join(", "),
-            concurrent.join(", ")
-        ),
-    };
+    let verdicts = verdicts(cases);
     let against = if serialised.is_empty() {
         format!("one sleep of {} ms", plan.sleep_ms)
     } else {
@@ -95,6 +82,44 @@ fn verdict_finding(report: &Report, at: &str, route: &str, cases: &[&Case]) -> S
         latency_range(&p50s),
         latency_range(&maxes),
     )
+}
+
+/// "serialised on all 5 stacks", or each verdict with its stacks: "serialised on a, b;
+/// concurrent on c; failed on d (10 of 10 requests)".
+fn verdicts(cases: &[&Case]) -> String {
+    let every = match cases {
+        [only] => only.target.clone(),
+        [_, _] => "both stacks".to_owned(),
+        _ => format!("all {} stacks", cases.len()),
+    };
+    if cases
+        .iter()
+        .all(|case| case.verdict == cases[0].verdict && case.err == cases[0].err)
+    {
+        return match cases[0].verdict {
+            Verdict::Failed => format!(
+                "failed on {every} ({} of {} requests)",
+                cases[0].err, cases[0].n
+            ),
+            verdict => format!("{verdict} on {every}"),
+        };
+    }
+    let mut groups = Vec::new();
+    for verdict in [Verdict::Serialised, Verdict::Concurrent] {
+        let on = names(cases, |case| case.verdict == verdict);
+        if !on.is_empty() {
+            groups.push(format!("{verdict} on {}", on.join(", ")));
+        }
+    }
+    let failed: Vec<String> = cases
+        .iter()
+        .filter(|case| case.verdict == Verdict::Failed)
+        .map(|case| format!("{} ({} of {} requests)", case.target, case.err, case.n))
+        .collect();
+    if !failed.is_empty() {
+        groups.push(format!("failed on {}", failed.join(", ")));
+    }
+    groups.join("; ")
 }
 
 /// How long the slowest answered ping waited, from the stack where it waited least to
@@ -172,6 +197,28 @@ fn failures(route: &str, cases: &[&Case]) -> Option<String> {
         })
         .collect();
     (!failing.is_empty()).then(|| format!("During `{route}`, {}.", failing.join("; ")))
+}
+
+/// Where the kernel dropped or retransmitted connections: those figures are not the
+/// server's alone.
+fn kernel_finding(route: &str, cases: &[&Case]) -> Option<String> {
+    let disturbed: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            Some(format!(
+                "on {} ({})",
+                case.target,
+                kernel_note(case.kernel)?
+            ))
+        })
+        .collect();
+    (!disturbed.is_empty()).then(|| {
+        format!(
+            "During `{route}` the kernel dropped or retransmitted connections {}: those \
+             figures include its retransmission timers and are not the server's alone.",
+            disturbed.join(", ")
+        )
+    })
 }
 
 /// What the open-loop probe saw beside the closed loop, if it ran.

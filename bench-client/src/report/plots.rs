@@ -1,13 +1,12 @@
 //! Which figures a report draws, and from which of its figures: the latency CDF of each
 //! route (from the open-loop probe), and the sweep's wall time against N per route.
 
-use demo_contract::Route;
-
-use super::text::reactor_threads;
+use super::text::{reactor_threads, verdict};
 use super::{Report, SweepReport};
 use crate::bench::Case;
 use crate::plot::{self, LatencySamples, PlotError, Series};
-use crate::stats::OpenLoopStats;
+use crate::stats::{OpenLoopStats, Verdict};
+use crate::work::WorkPath;
 
 /// The file name of a route's latency CDF, e.g. `ping-cdf-bad.svg`.
 pub fn cdf_name(route: &str) -> String {
@@ -15,7 +14,7 @@ pub fn cdf_name(route: &str) -> String {
 }
 
 /// The file name of a route's sweep plot, e.g. `wall-vs-n-ok-blocking.svg`.
-pub fn sweep_plot_name(route: Route) -> String {
+pub fn sweep_plot_name(route: WorkPath) -> String {
     format!("wall-vs-n-{}.svg", route.path().trim_start_matches('/'))
 }
 
@@ -49,15 +48,7 @@ pub fn cdf_routes(report: &Report) -> Vec<&'static str> {
 pub fn latency_cdf(report: &Report, route: &str) -> Result<String, PlotError> {
     let samples: Vec<LatencySamples> = cdf_cases(report, route)
         .map(|(case, open)| LatencySamples {
-            // A stack whose pings failed shows fewer samples: say so in its label.
-            label: if open.errors == 0 {
-                case.target.clone()
-            } else {
-                format!(
-                    "{} ({} of {} answered)",
-                    case.target, open.answered, open.scheduled
-                )
-            },
+            label: cdf_label(case, open),
             latencies_ms: open.raw_ms.clone(),
         })
         .collect();
@@ -72,6 +63,22 @@ pub fn latency_cdf(report: &Report, route: &str) -> Result<String, PlotError> {
     plot::latency_cdf(&title, &samples)
 }
 
+/// A stack's line in a CDF: its name, and what failed, since the line then stands on fewer
+/// samples or on a burst that was not the plan's.
+fn cdf_label(case: &Case, open: &OpenLoopStats) -> String {
+    let mut label = case.target.clone();
+    if case.verdict == Verdict::Failed {
+        label.push_str(&format!(" (requests {})", verdict(case)));
+    }
+    if open.errors > 0 {
+        label.push_str(&format!(
+            " ({} of {} pings answered)",
+            open.answered, open.scheduled
+        ));
+    }
+    label
+}
+
 /// Every latency CDF of a report, as (file name, SVG).
 pub fn latency_cdfs(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
     cdf_routes(report)
@@ -81,7 +88,7 @@ pub fn latency_cdfs(report: &Report) -> Result<Vec<(String, String)>, PlotError>
 }
 
 /// The lines of one route's sweep plot: one per target, the points that ran.
-pub fn sweep_series(sweep: &SweepReport, route: Route) -> Vec<Series> {
+pub fn sweep_series(sweep: &SweepReport, route: WorkPath) -> Vec<Series> {
     let mut series: Vec<Series> = Vec::new();
     for point in sweep.points.iter().filter(|p| p.route == route.path()) {
         let xy = (point.n as f64, point.wall_ms);
@@ -131,6 +138,7 @@ mod tests {
             ok: n,
             err: 0,
             errors: Vec::new(),
+            kernel: None,
         };
         let sweep = SweepReport {
             environment: Environment::capture(),
@@ -143,17 +151,17 @@ mod tests {
             ],
             failures: Vec::new(),
         };
-        let series = sweep_series(&sweep, Route::Bad);
+        let series = sweep_series(&sweep, WorkPath::WORK[0]);
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].points, [(1.0, 20.0), (10.0, 200.0)]);
-        assert!(sweep_series(&sweep, Route::OkAwait).is_empty());
+        assert!(sweep_series(&sweep, WorkPath::WORK[2]).is_empty());
         let markdown = super::super::tables::sweep_markdown(&sweep);
         assert!(
             markdown.contains("| a | 20 | 200 | - | - | skipped |"),
             "{markdown}"
         );
         assert_eq!(
-            sweep_plot_name(Route::OkBlocking),
+            sweep_plot_name(WorkPath::WORK[1]),
             "wall-vs-n-ok-blocking.svg"
         );
     }

@@ -2,15 +2,17 @@
 
 use std::fmt::Write as _;
 
-use demo_contract::Route;
-
 use super::findings::findings;
 use super::plots;
-use super::text::{cell, latency, reactor_threads, where_it_ran, with_failed};
+use super::text::{
+    cell, kernel_note, latency, reactor_threads, verdict, where_it_ran, with_failed,
+};
 use super::{Report, SweepReport};
 use crate::bench::{Case, HEAD_START};
+use crate::burst::Connect;
 use crate::session::Failure;
 use crate::stats::PingStats;
+use crate::work::WorkPath;
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
 pub fn results_markdown(report: &Report) -> String {
@@ -62,17 +64,26 @@ fn parameters(report: &Report) -> String {
     let routes: Vec<&str> = plan.routes.iter().map(|route| route.path()).collect();
     let threads: Vec<String> = plan.threads.iter().map(usize::to_string).collect();
     format!(
-        "- {} concurrent requests per burst, each sleeping {} ms; routes {}\n\
+        "- {} concurrent requests per burst, each sleeping {} ms; routes {}; connections {}\n\
          - a closed-loop pinger: `GET /ping` on one keep-alive connection, then {} ms pause, \
          repeated; started {} ms before the burst\n\
          - reactor threads per spawned server: {}; targets measured one after another\n",
         plan.concurrency,
         plan.sleep_ms,
         routes.join(", "),
+        connect_text(plan.connect),
         plan.ping_every_ms,
         HEAD_START.as_millis(),
         threads.join(", ")
     )
+}
+
+/// How the burst's connections were made, in a sentence's words.
+fn connect_text(connect: Connect) -> &'static str {
+    match connect {
+        Connect::During => "opened as each request is sent (the original client)",
+        Connect::Before => "all opened and accepted before the first request is written",
+    }
 }
 
 /// The "Failures" section, or nothing; `with_threads` names the reactor threads of each.
@@ -120,9 +131,15 @@ pub fn comparison_table(report: &Report) -> String {
             case.ok,
             case.err,
             closed_loop_cells(case.closed_loop.as_ref()),
-            case.verdict,
+            verdict(case),
         );
     }
+    let disturbed: Vec<String> = (report.cases.iter())
+        .filter_map(|case| {
+            let note = kernel_note(case.kernel)?;
+            Some(format!("{} {} ({note})", case.target, case.route))
+        })
+        .collect();
     for (failure, route) in failed_cases(report) {
         let _ = writeln!(
             out,
@@ -134,9 +151,18 @@ pub fn comparison_table(report: &Report) -> String {
     out.push_str(
         "\n`× ideal` is the wall time in sleeps: 1.00 means every request slept side by side. \
          The verdict is `serialised` when the wall time is nearer the serialised ideal, \
-         ⌈N / threads⌉ × sleep, than one sleep (the line is their geometric mean). Ping latencies are in ms; percentiles use \
-         the original bench's nearest-rank rule.\n",
+         ⌈N / threads⌉ × sleep, than one sleep (the line is their geometric mean); a case in \
+         which any request failed is `failed`, with the count, whatever its wall time. Ping \
+         latencies are in ms; percentiles use the original bench's nearest-rank rule.\n",
     );
+    if !disturbed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nThe kernel dropped or retransmitted connections during {}: there, the kernel's \
+             timers are in the figures, not only the server.",
+            disturbed.join("; ")
+        );
+    }
     out
 }
 
@@ -235,10 +261,11 @@ pub fn sweep_markdown(sweep: &SweepReport) -> String {
     let _ = writeln!(
         out,
         "\n## Parameters\n\n- N = {} concurrent requests, each sleeping {} ms, on {}; \
-         each request on its own connection; no pinger\n",
+         each request on its own connection, {}; no pinger\n",
         concurrency.join(", "),
         plan.sleep_ms,
-        reactor_threads(plan.threads)
+        reactor_threads(plan.threads),
+        connect_text(plan.connect)
     );
     for &route in &plan.routes {
         out.push_str(&sweep_table(sweep, route));
@@ -248,7 +275,7 @@ pub fn sweep_markdown(sweep: &SweepReport) -> String {
 }
 
 /// One route's section of `SWEEP.md`: its plot and its table, stacks × N.
-fn sweep_table(sweep: &SweepReport, route: Route) -> String {
+fn sweep_table(sweep: &SweepReport, route: WorkPath) -> String {
     let plan = &sweep.plan;
     let mut out = format!(
         "## `{route}`: wall ms\n\n![{route}]({})\n\n",
@@ -279,7 +306,7 @@ fn sweep_table(sweep: &SweepReport, route: Route) -> String {
 }
 
 /// The wall time of one point, "skipped", or "-" if it did not run.
-fn sweep_cell(sweep: &SweepReport, target: &str, route: Route, n: usize) -> String {
+fn sweep_cell(sweep: &SweepReport, target: &str, route: WorkPath, n: usize) -> String {
     if sweep.plan.skip_reason(route, n).is_some() {
         return "skipped".to_owned();
     }
@@ -287,9 +314,15 @@ fn sweep_cell(sweep: &SweepReport, target: &str, route: Route, n: usize) -> Stri
         .points
         .iter()
         .find(|p| p.target == target && p.route == route.path() && p.n == n);
-    match point {
-        Some(point) if point.err == 0 => format!("{:.0}", point.wall_ms),
-        Some(point) => format!("{:.0} ({} failed)", point.wall_ms, point.err),
-        None => "-".to_owned(),
+    let Some(point) = point else {
+        return "-".to_owned();
+    };
+    let mut text = format!("{:.0}", point.wall_ms);
+    if point.err > 0 {
+        text.push_str(&format!(" ({} failed)", point.err));
     }
+    if let Some(note) = kernel_note(point.kernel) {
+        text.push_str(&format!(" ({note})"));
+    }
+    text
 }

@@ -1,6 +1,8 @@
 //! How figures and names are printed, the same in every table, finding and legend.
 
 use crate::bench::Case;
+use crate::kernel::TcpCounters;
+use crate::stats::Verdict;
 
 /// A latency in ms for a table: one decimal, two below 1 ms (loopback pings take tens of µs);
 /// "-" for none.
@@ -29,6 +31,32 @@ pub fn cell(text: &str) -> String {
 /// "1 reactor thread", "4 reactor threads".
 pub fn reactor_threads(n: usize) -> String {
     format!("{n} reactor thread{}", if n == 1 { "" } else { "s" })
+}
+
+/// A case's verdict, with how many requests failed if any did: "failed 1/10".
+pub fn verdict(case: &Case) -> String {
+    match case.verdict {
+        Verdict::Failed => format!("failed {}/{}", case.err, case.n),
+        verdict => verdict.to_string(),
+    }
+}
+
+/// What the kernel did to a case's connections, if anything: "kernel: 950 listen overflows,
+/// 952 retransmitted segments". `None` when the counters did not move or were not read.
+pub fn kernel_note(counters: Option<TcpCounters>) -> Option<String> {
+    let counters = counters.filter(|c| c.any())?;
+    let parts = [
+        (counters.listen_overflows, "listen overflows"),
+        (counters.listen_drops, "listen drops"),
+        (counters.retrans_segs, "retransmitted segments"),
+        (counters.tcp_timeouts, "retransmission timeouts"),
+    ];
+    let said: Vec<String> = parts
+        .iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, what)| format!("{count} {what}"))
+        .collect();
+    Some(format!("kernel: {}", said.join(", ")))
 }
 
 /// "reactor: main", "pool: blocking-* (10 threads)", or what is known.

@@ -23,7 +23,7 @@ pub fn temp_dir(name: &str) -> PathBuf {
 /// A demo server binary, beside the test binary; the README's `cargo test --workspace` has
 /// built it.
 pub fn real_server(name: &str) -> PathBuf {
-    let binary = target::locate(name, &target::default_bin_dir());
+    let binary = target::default_bin_dir().join(name);
     assert!(
         binary.is_file(),
         "no {}: build the servers first (cargo build --workspace)",

@@ -1,0 +1,108 @@
+//! A work route as the user asked for it: the route of the contract, and the path to send.
+//! `/ok-def` and `/ok-blocking` name the same route, but a server may serve only one of them
+//! (the original FastAPI app serves `/ok-def`), so the client sends the path it was given.
+
+use std::fmt;
+
+use demo_contract::Route;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A work route and the path it is requested at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkPath {
+    route: Route,
+    path: &'static str,
+}
+
+impl WorkPath {
+    /// The work routes at their canonical paths, in the order the bench runs them.
+    pub const WORK: [WorkPath; 3] = [
+        WorkPath::canonical(Route::Bad),
+        WorkPath::canonical(Route::OkBlocking),
+        WorkPath::canonical(Route::OkAwait),
+    ];
+
+    /// `route` at its canonical path.
+    pub const fn canonical(route: Route) -> WorkPath {
+        WorkPath {
+            route,
+            path: route.path(),
+        }
+    }
+
+    /// The work route served at `path`, aliases included; `/ping` and unknown paths are not.
+    pub fn parse(path: &str) -> Result<WorkPath, String> {
+        Route::WORK
+            .into_iter()
+            .find_map(|route| {
+                let path = route.paths().iter().find(|known| **known == path)?;
+                Some(WorkPath { route, path })
+            })
+            .ok_or_else(|| {
+                let known: Vec<&str> = Route::WORK
+                    .iter()
+                    .flat_map(|r| r.paths())
+                    .copied()
+                    .collect();
+                format!(
+                    "{path:?} is not a work route; choose from {}",
+                    known.join(", ")
+                )
+            })
+    }
+
+    pub fn route(self) -> Route {
+        self.route
+    }
+
+    /// The path sent, as given.
+    pub fn path(self) -> &'static str {
+        self.path
+    }
+}
+
+impl fmt::Display for WorkPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.path)
+    }
+}
+
+impl Serialize for WorkPath {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.path)
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkPath {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let path = String::deserialize(deserializer)?;
+        WorkPath::parse(&path).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_alias_keeps_its_own_path() {
+        let asked = WorkPath::parse("/ok-def").unwrap();
+        assert_eq!(
+            (asked.route(), asked.path()),
+            (Route::OkBlocking, "/ok-def")
+        );
+        assert_eq!(
+            WorkPath::parse("/ok-blocking").unwrap().path(),
+            "/ok-blocking"
+        );
+        assert_eq!(serde_json::to_string(&asked).unwrap(), "\"/ok-def\"");
+    }
+
+    #[test]
+    fn only_work_routes_parse() {
+        for path in ["/ping", "/nope", ""] {
+            let error = WorkPath::parse(path).unwrap_err();
+            assert!(error.contains("not a work route"), "{error}");
+        }
+    }
+}
