@@ -1,0 +1,117 @@
+//! The future wrapper: a timer around every poll.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::Label;
+use crate::slot::{self, PollState, Slot};
+use crate::watch::Inner;
+
+/// A future that times each of its polls; made by [`Watch::wrap`](crate::Watch::wrap).
+///
+/// Each `poll` stamps (label, start time, poll number) in the polling thread's slot, where the
+/// watchdog can see it, polls the inner future, then measures and clears the stamp (restoring
+/// an outer wrapper's, if this one is nested). A poll longer than the threshold is recorded
+/// and reported before `poll` returns. The fast path is two clock reads and a few plain atomic
+/// stores on the thread's own slot: no lock, no allocation.
+///
+/// **Pinning**: request futures are generally `!Unpin`, and projecting a pin to an inline
+/// field needs `unsafe` (or a pin-projection crate), which this crate does without. So the
+/// inner future is boxed once, when it is wrapped: one allocation per wrapped future, none per
+/// poll, and the wrapper itself is `Unpin` and nameable (`Watched<S::Future>` in a tower
+/// service, for instance). A disabled watch keeps the box but does nothing else.
+#[must_use = "futures do nothing unless polled"]
+pub struct Watched<F> {
+    future: Pin<Box<F>>,
+    /// `None` when the watch is off: then `poll` is a plain forward.
+    watch: Option<Arc<Inner>>,
+    label: Label,
+}
+
+impl<F> Watched<F> {
+    pub(crate) fn new(watch: Option<Arc<Inner>>, label: Label, future: F) -> Watched<F> {
+        Watched {
+            future: Box::pin(future),
+            watch,
+            label,
+        }
+    }
+
+    /// The label this future's polls are stamped with.
+    pub fn label(&self) -> Label {
+        self.label
+    }
+}
+
+impl<F> fmt::Debug for Watched<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watched")
+            .field("label", &self.label)
+            .field("enabled", &self.watch.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F: Future> Future for Watched<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let Some(watch) = this.watch.as_deref() else {
+            return this.future.as_mut().poll(cx);
+        };
+        let label = this.label;
+        let future = &mut this.future;
+        match slot::with_slot(|slot, seq| timed_poll(slot, seq, watch, label, future.as_mut(), cx))
+        {
+            Some(poll) => poll,
+            // The thread is tearing down its thread-locals: poll unwatched.
+            None => future.as_mut().poll(cx),
+        }
+    }
+}
+
+/// Puts the slot back as it was before this poll, even if the inner poll panics.
+struct Restore<'a> {
+    slot: &'a Slot,
+    previous: PollState,
+}
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        self.slot.publish(self.previous);
+    }
+}
+
+/// One watched poll on `slot`'s thread.
+fn timed_poll<F: Future>(
+    slot: &Slot,
+    seq: u64,
+    watch: &Inner,
+    label: Label,
+    future: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    // A nested wrapper saves the outer one's stamp and puts it back when it is done.
+    let restore = Restore {
+        slot,
+        previous: slot.own_state(),
+    };
+    let start_ns = slot::now_ns();
+    slot.publish(PollState::new(watch.id, label, seq, start_ns));
+    let poll = future.poll(cx);
+    let end_ns = slot::now_ns();
+    let held_ns = end_ns.saturating_sub(start_ns);
+    if held_ns <= watch.threshold_ns {
+        return poll;
+    }
+    // The rare path. The CPU sample is read while the slot still names this poll, so that the
+    // watchdog cannot replace it with an outer poll's.
+    let cpu = slot.cpu_since_sample(seq, end_ns);
+    drop(restore);
+    watch.returned_slow(label, &slot.thread, held_ns, cpu);
+    poll
+}
