@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bench_client::burst::{self, Burst};
+use bench_client::burst::{self, Burst, Connect};
 use bench_client::http::{Connection, Endpoint, Reply, get_once};
 use bench_client::target::ServerProcess;
 use demo_contract::{Pong, Work};
@@ -112,7 +112,10 @@ async fn burst_with_ping(endpoint: &Endpoint, path: &str) -> (Burst, Vec<Work>, 
         assert_eq!(reply.status, 200, "/ping during {path}");
         sent.elapsed()
     };
-    let (burst, ping) = tokio::join!(burst::fire(endpoint, path, N, TIMEOUT), ping);
+    let (burst, ping) = tokio::join!(
+        burst::fire(endpoint, path, N, TIMEOUT, Connect::During),
+        ping
+    );
     assert_eq!(burst.ok(), N, "{path}: {:?}", burst.errors());
     let work = burst.work();
     assert_eq!(work.len(), N, "{path}: every answer is a work body");
@@ -295,7 +298,14 @@ pub fn blocking_threads_flag_sizes_the_offload_pool(binary: &str) {
         let sleep_ms = sleep.as_millis().to_string();
         let args = [args, &["--sleep-ms", &sleep_ms]].concat();
         let server = start(binary, &args).await;
-        let burst = burst::fire(server.endpoint(), "/ok-blocking", 4, TIMEOUT).await;
+        let burst = burst::fire(
+            server.endpoint(),
+            "/ok-blocking",
+            4,
+            TIMEOUT,
+            Connect::During,
+        )
+        .await;
         assert_eq!(burst.ok(), 4, "{args:?}: {:?}", burst.errors());
         burst.wall
     }
