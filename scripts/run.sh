@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# The main job: build the five servers and the bench client (release), then regenerate
-# results/ from real runs:
-#   results/           the default comparison (the original experiment, both probes) and the
-#                      results block of README.md
-#   results/threads/   the thread matrix: the same cases at 1, 2 and 4 reactor threads
-#   results/sweep/     the concurrency sweep, N = 1 .. 10,000, with its plots
+# The main job: build the five servers and the bench client (release), set up the FastAPI
+# reference app (reference/fastapi/setup.sh; without python3 its rows are left out and the
+# Rust comparison goes on), then regenerate results/ from real runs:
+#   results/                 the default comparison (the original experiment, both probes),
+#                            and the results block of README.md
+#   results/connect-before/  the same, with every burst connection accepted before the burst
+#   results/threads/         the thread matrix: the same cases at 1, 2 and 4 reactor threads
+#   results/sweep/           the concurrency sweep, N = 1 .. 10,000, with its plots
 # With arguments, runs `bench-client ARGS...` instead (see `scripts/run.sh --help` and
 # `scripts/run.sh sweep --help`), which leaves the README alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins
+# Exit 3: no python3 (setup.sh said so in one line); the FastAPI rows are left out.
+reference/fastapi/setup.sh || [ "$?" -eq 3 ]
 bench="${CARGO_TARGET_DIR:-target}/release/bench-client"
 if [ "$#" -gt 0 ]; then
     exec "$bench" "$@"
 fi
 "$bench" --readme README.md
+"$bench" --connect before --out results/connect-before
 "$bench" --threads 1,2,4 --out results/threads
 "$bench" sweep --out results/sweep

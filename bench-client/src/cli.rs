@@ -93,8 +93,7 @@ pub struct ServerArgs {
 
 /// Every server the client can spawn: the demo servers, then the reference targets.
 pub fn all_servers() -> Vec<&'static str> {
-    let references = REFERENCES.iter().map(|reference| reference.name);
-    SERVERS.into_iter().chain(references).collect()
+    SERVERS.into_iter().chain(REFERENCES).collect()
 }
 
 impl ServerArgs {
@@ -115,13 +114,13 @@ impl ServerArgs {
         let mut targets = Vec::new();
         let mut notes = Vec::new();
         for name in names {
-            let Some(reference) = REFERENCES.iter().find(|r| r.name == name) else {
+            if !REFERENCES.contains(&name) {
                 targets.push(Target::server(name, &bin_dir));
                 continue;
-            };
+            }
             let python = target::reference_python(&reference_dir);
             if named || python.is_file() {
-                targets.push(Target::reference(reference, &reference_dir));
+                targets.push(Target::reference(name, &reference_dir));
             } else {
                 notes.push(format!(
                     "{name}: left out, no {} (reference/fastapi/setup.sh makes it)",

@@ -24,27 +24,9 @@ pub const SERVERS: [&str; 5] = [
 
 /// The original's own stack as reference targets: the project's FastAPI app
 /// (`reference/fastapi/`) under uvicorn with one worker, on asyncio's loop with the h11
-/// parser, and on uvloop with httptools.
-pub const REFERENCES: [Reference; 2] = [
-    Reference {
-        name: "fastapi-asyncio",
-        event_loop: "asyncio",
-        parser: "h11",
-    },
-    Reference {
-        name: "fastapi-uvloop",
-        event_loop: "uvloop",
-        parser: "httptools",
-    },
-];
-
-/// One reference target: which uvicorn loop and HTTP parser it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reference {
-    pub name: &'static str,
-    pub event_loop: &'static str,
-    pub parser: &'static str,
-}
+/// parser, and on uvloop with httptools. Each is a script of that name in the app's `bin/`,
+/// with the command line of the demo servers.
+pub const REFERENCES: [&str; 2] = ["fastapi-asyncio", "fastapi-uvloop"];
 
 /// How long a spawned server may take to print its readiness line.
 pub const READY_WITHIN: Duration = Duration::from_secs(10);
@@ -94,61 +76,44 @@ impl Target {
             name: name.to_owned(),
             launcher: Launcher {
                 program: dir.join(name),
-                args: Vec::new(),
                 only_threads: None,
                 ready_within: READY_WITHIN,
-                missing: "build the servers first (`cargo build --release --workspace`)",
             },
         }
     }
 
-    /// A reference target, from the app in `dir` and its virtual environment.
-    pub fn reference(reference: &Reference, dir: &Path) -> Target {
-        let script = dir.join("serve.py").display().to_string();
-        let args = [
-            &script,
-            "--loop",
-            reference.event_loop,
-            "--http",
-            reference.parser,
-        ];
+    /// A reference target: the script `name` of the FastAPI app in `dir`.
+    pub fn reference(name: &str, dir: &Path) -> Target {
         Target::Spawn {
-            name: reference.name.to_owned(),
+            name: name.to_owned(),
             launcher: Launcher {
-                program: reference_python(dir),
-                args: args.map(str::to_owned).to_vec(),
+                program: dir.join("bin").join(name),
                 only_threads: Some(1),
                 ready_within: REFERENCE_READY_WITHIN,
-                missing: "set up the FastAPI reference first (`reference/fastapi/setup.sh`)",
             },
         }
     }
 }
 
-/// How to start a spawned target: a program and the arguments before the contract's own.
+/// How to start a spawned target: a program taking the contract's command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launcher {
     pub program: PathBuf,
-    pub args: Vec<String>,
     /// The one reactor-thread count it supports, if it supports only one.
     pub only_threads: Option<usize>,
     pub ready_within: Duration,
-    /// What to do when `program` is missing.
-    pub missing: &'static str,
 }
 
 impl Launcher {
-    /// Starts the target with `args` after the launcher's own; see [`ServerProcess::start`].
+    /// Starts the target with `args`; see [`ServerProcess::start`].
     pub async fn start(&self, name: &str, args: &[String]) -> Result<ServerProcess, TargetError> {
         if !self.program.is_file() {
             return Err(TargetError::Missing {
                 name: name.to_owned(),
                 path: self.program.clone(),
-                hint: self.missing,
             });
         }
-        let all: Vec<String> = self.args.iter().chain(args).cloned().collect();
-        ServerProcess::start_within(name, &self.program, &all, self.ready_within).await
+        ServerProcess::start_within(name, &self.program, args, self.ready_within).await
     }
 }
 
@@ -165,12 +130,10 @@ pub fn default_reference_dir() -> PathBuf {
 /// Why a target could not be measured.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
-    #[error("{name}: no binary at {path}; {hint}")]
-    Missing {
-        name: String,
-        path: PathBuf,
-        hint: &'static str,
-    },
+    #[error(
+        "{name}: no binary at {path}; build the servers first (`cargo build --release --workspace`)"
+    )]
+    Missing { name: String, path: PathBuf },
     #[error("{name}: cannot start {path}: {source}")]
     Spawn {
         name: String,

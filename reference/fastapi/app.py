@@ -61,7 +61,7 @@ async def ping():
 async def bad(request: Request):
     # Blocks the loop: the one thread that should serve every other request sleeps instead.
     ms = sleep_ms(request)
-    work = work_here(request, "async def + time.sleep", ms)
+    work = work_here("/bad", "async def + time.sleep", ms)
     time.sleep(ms / 1000)
     return work
 
@@ -71,7 +71,7 @@ async def bad(request: Request):
 def ok_def(request: Request):
     # Frees the loop: FastAPI runs a plain `def` on a threadpool thread and awaits it there.
     ms = sleep_ms(request)
-    work = work_here(request, "def + time.sleep", ms)
+    work = work_here("/ok-blocking", "def + time.sleep", ms)
     time.sleep(ms / 1000)
     return work
 
@@ -80,7 +80,7 @@ def ok_def(request: Request):
 async def ok_await(request: Request):
     # Frees the loop: the task yields to a timer, and the thread serves others meanwhile.
     ms = sleep_ms(request)
-    work = work_here(request, "async def + await asyncio.sleep", ms)
+    work = work_here("/ok-await", "async def + await asyncio.sleep", ms)
     await asyncio.sleep(ms / 1000)
     return work
 
@@ -96,10 +96,11 @@ async def stalls():
 _loop_thread: int | None = None  # threading.get_ident() of the thread running the event loop
 
 
-def work_here(request: Request, how: str, ms: int) -> dict:
-    """The body of a work route, written on the thread that is about to sleep (or wait)."""
+def work_here(route: str, how: str, ms: int) -> dict:
+    """The body of a work route, written on the thread that is about to sleep (or wait).
+    `route` is the route's canonical path, as on the Rust servers: /ok-def answers /ok-blocking."""
     return {
-        "route": request.url.path,
+        "route": route,
         "how": how,
         "slept_ms": ms,
         "thread": threading.current_thread().name,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bench_client::burst::{self, Burst, Connect};
 use bench_client::http::{Connection, Endpoint, Reply, get_once};
-use bench_client::target::ServerProcess;
+use bench_client::target::{REFERENCE_READY_WITHIN, ServerProcess};
 use demo_contract::{Pong, Work};
 use hyper::Method;
 use nix::sys::signal::Signal;
@@ -77,7 +77,8 @@ async fn start(binary: &str, args: &[&str]) -> ServerProcess {
         .and_then(|name| name.to_str())
         .unwrap_or(binary);
     let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-    ServerProcess::start(name, Path::new(binary), &args)
+    // The reference app's Python needs longer to start than the Rust servers on a busy machine.
+    ServerProcess::start_within(name, Path::new(binary), &args, REFERENCE_READY_WITHIN)
         .await
         .unwrap_or_else(|error| panic!("{error}"))
 }
@@ -279,7 +280,7 @@ pub fn threads_flag_sets_the_reactor_threads(binary: &str) {
             .json()
             .expect("a /ping body");
         assert_eq!(pong.reactor_threads, 2);
-        let burst = burst::fire(server.endpoint(), "/ok-await", N, TIMEOUT).await;
+        let burst = burst::fire(server.endpoint(), "/ok-await", N, TIMEOUT, Connect::During).await;
         assert_eq!(burst.ok(), N);
         assert!(
             burst.wall < Duration::from_millis(600),

@@ -1,0 +1,121 @@
+//! The contract checks that apply to the FastAPI reference app, on both of its loops: the
+//! same functions the Rust servers pass, against `reference/fastapi/bin/fastapi-*`.
+//!
+//! They need the app's virtual environment, which `reference/fastapi/setup.sh` makes (the
+//! README's test command, `scripts/test.sh`, runs it). Where it found no python3, it sets
+//! `REFERENCE_APP=missing`, and these checks say they were skipped instead of failing. Left out: `--threads` (uvicorn's workers are processes,
+//! and the app refuses anything but one), malformed requests and running out of file
+//! descriptors (the Python servers' own business, not the lesson).
+
+use std::path::PathBuf;
+
+use bench_client::target::{self, REFERENCES};
+
+/// Whether the reference app cannot be run here at all (no python3), as `scripts/test.sh`
+/// found and said.
+fn skipped(check: &str) -> bool {
+    let missing = std::env::var_os("REFERENCE_APP").is_some_and(|value| value == "missing");
+    if missing {
+        eprintln!("{check}: skipped, no python3 for the FastAPI reference app");
+    }
+    missing
+}
+
+/// The script that starts reference target `name`, after checking that its venv exists.
+fn reference(name: &str) -> String {
+    let dir = target::default_reference_dir();
+    let python = target::reference_python(&dir);
+    assert!(
+        python.is_file(),
+        "no {}: run reference/fastapi/setup.sh first (the README's test command does)",
+        python.display()
+    );
+    let script: PathBuf = dir.join("bin").join(name);
+    script.display().to_string()
+}
+
+macro_rules! reference_checks {
+    ($($check:ident),*) => {
+        $(
+            #[test]
+            fn $check() {
+                if skipped(stringify!($check)) {
+                    return;
+                }
+                for name in REFERENCES {
+                    demo_testkit::$check(&reference(name));
+                }
+            }
+        )*
+    };
+}
+
+reference_checks!(
+    ping_describes_the_server,
+    bad_serialises_on_the_reactor,
+    ok_blocking_is_concurrent_off_the_reactor,
+    ok_await_is_concurrent_on_the_reactor,
+    fastapi_client_paths_work_unchanged,
+    bad_ms_is_a_400_in_json_and_the_server_goes_on,
+    unknown_paths_are_404_and_other_methods_405,
+    blocking_threads_flag_sizes_the_offload_pool,
+    sigterm_exits_0_promptly,
+    sigint_exits_0_promptly,
+    sigterm_lets_the_request_in_flight_finish,
+    binds_loopback_by_default_and_says_so
+);
+
+/// The README's command for an app somebody else runs, `bench-client --url
+/// fastapi=URL --routes /bad,/ok-def,/ok-await`, requests `/ok-def` as `/ok-def` and judges
+/// each route by what the app did.
+#[test]
+fn an_external_fastapi_app_is_measured_at_the_paths_given() {
+    use bench_client::bench::{self, Plan};
+    use bench_client::probe::ProbeChoice;
+    use bench_client::stats::Verdict;
+    use bench_client::target::{ServerProcess, Target};
+    use bench_client::work::WorkPath;
+
+    if skipped("an_external_fastapi_app_is_measured_at_the_paths_given") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let script = reference("fastapi-asyncio");
+        let server = ServerProcess::start_within(
+            "fastapi-asyncio",
+            script.as_ref(),
+            &[],
+            target::REFERENCE_READY_WITHIN,
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+        let targets = [Target::External {
+            label: "fastapi".into(),
+            endpoint: server.endpoint().clone(),
+        }];
+        let routes = ["/bad", "/ok-def", "/ok-await"].map(|path| WorkPath::parse(path).unwrap());
+        let plan = Plan {
+            routes: routes.to_vec(),
+            concurrency: 4,
+            sleep_ms: 100,
+            probe: ProbeChoice::Closed,
+            ..Plan::default()
+        };
+        let outcome = bench::run_plan(&targets, &plan, &mut |_| {}).await;
+        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+        let seen: Vec<(&str, usize, Verdict)> = outcome
+            .measured
+            .iter()
+            .map(|case| (case.route.as_str(), case.ok, case.verdict))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("/bad", 4, Verdict::Serialised),
+                ("/ok-def", 4, Verdict::Concurrent),
+                ("/ok-await", 4, Verdict::Concurrent),
+            ]
+        );
+    });
+}
