@@ -9,10 +9,9 @@ use demo_contract::Work;
 use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
-use crate::kernel::TcpCounters;
 use crate::probe::{ProbeChoice, Probes};
-use crate::session::{self, Event, Outcome, Running};
-use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
+use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running};
+use crate::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use crate::target::Target;
 use crate::work::WorkPath;
 
@@ -97,10 +96,11 @@ pub struct Case {
     /// The open-loop probe, unless `--probe closed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopStats>,
-    /// What the kernel's TCP counters rose by during the case, machine-wide; `None` where
-    /// they cannot be read. Any rise means some latency here was the kernel's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<TcpCounters>,
+    /// When each request was answered, from the burst's first send.
+    pub requests: RequestTimes,
+    /// What else could have set this case's figures.
+    #[serde(flatten)]
+    pub confounders: Confounders,
 }
 
 /// The (target, reactor threads) pairs a plan runs, in order: each thread count in turn, for
@@ -136,15 +136,14 @@ pub async fn run_plan(
 /// One case: the probes, a head start, the burst, the probes stopped.
 pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let every = Duration::from_millis(plan.ping_every_ms);
-    let counters = TcpCounters::read();
+    let meter = ConfounderMeter::start(running);
     let probes = Probes::start(plan.probe, &running.endpoint, every);
     tokio::time::sleep(HEAD_START).await;
     let path = format!("{}{}", route.path(), running.query);
     let (n, connect) = (plan.concurrency, plan.connect);
     let burst = burst::fire(&running.endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
     let probed = probes.stop().await;
-    let kernel =
-        Option::zip(TcpCounters::read(), counters).map(|(after, before)| after.since(before));
+    let confounders = meter.stop();
     let wall_ms = burst.wall_ms();
     // The server's own count of reactor threads sets the serialised ideal.
     let threads = running.reactor_threads();
@@ -167,7 +166,8 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
         on_reactor,
         closed_loop: probed.closed.map(PingStats::from_record),
         open_loop: probed.open.map(OpenLoopStats::from_record),
-        kernel,
+        requests: RequestTimes::from_ms(&burst.completions_ms()),
+        confounders,
     }
 }
 

@@ -55,6 +55,8 @@ pub struct Burst {
     pub wall: Duration,
     /// One outcome per request, in the order they were sent.
     pub replies: Vec<Result<Reply, HttpError>>,
+    /// When each request was answered (or failed), from the first send, in the same order.
+    pub done: Vec<Duration>,
 }
 
 impl Burst {
@@ -73,6 +75,19 @@ impl Burst {
 
     pub fn err(&self) -> usize {
         self.replies.len() - self.ok()
+    }
+
+    /// When each request answered 200 came back, from the first send, in ms, in the order
+    /// they were sent: on a bounded pool, the staircase is in these, not in the wall time.
+    pub fn completions_ms(&self) -> Vec<f64> {
+        let answered = self
+            .replies
+            .iter()
+            .map(|r| matches!(r, Ok(r) if r.status == 200));
+        (self.done.iter().zip(answered))
+            .filter(|(_, ok)| *ok)
+            .map(|(done, _)| millis(*done))
+            .collect()
     }
 
     /// The work bodies the server returned.
@@ -130,15 +145,16 @@ pub async fn fire(
         })
         .collect();
     let mut replies = Vec::with_capacity(n);
-    let mut last = start;
+    let mut done = Vec::with_capacity(n);
     for request in requests {
-        let (reply, done) = request.await.expect("a burst request does not panic");
-        last = last.max(done);
+        let (reply, at) = request.await.expect("a burst request does not panic");
+        done.push(at - start);
         replies.push(reply);
     }
     Burst {
-        wall: last - start,
+        wall: done.iter().copied().max().unwrap_or_default(),
         replies,
+        done,
     }
 }
 

@@ -5,6 +5,7 @@
 //! - [`target`]: finding, starting and stopping the servers, by their own PID;
 //! - [`session`]: the life of one target in a run, shared by the comparison and the sweep;
 //! - [`http`]: hyper's client connections, one per request or one kept alive;
+//! - [`cpu`]: the CPU time of the client and of the server during each case;
 //! - [`kernel`]: what `/proc` says of our connections: accept queues, drops, retransmits;
 //! - [`probe`]: the two probes of `/ping`, closed loop and open loop, in one vocabulary;
 //! - [`burst`]: N concurrent requests of one route;
@@ -19,6 +20,7 @@
 pub mod bench;
 pub mod burst;
 pub mod cli;
+pub mod cpu;
 pub mod environment;
 pub mod http;
 pub mod kernel;

@@ -10,7 +10,9 @@ use std::time::Duration;
 use demo_contract::Pong;
 use serde::{Deserialize, Serialize};
 
+use crate::cpu::{CpuMeter, CpuUse};
 use crate::http::{Endpoint, get_once};
+use crate::kernel::TcpCounters;
 use crate::target::{ServerProcess, StderrTail, Target, TargetError};
 use crate::work::WorkPath;
 
@@ -170,6 +172,44 @@ async fn warm_up(endpoint: &Endpoint) -> Result<Option<Pong>, SessionError> {
             endpoint: endpoint.clone(),
             reason: error.describe(),
         }),
+    }
+}
+
+/// What else could have set a step's figures: the kernel dropping or retransmitting
+/// connections, and the client's CPU against the server's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Confounders {
+    /// What the kernel's TCP counters rose by during the step, machine-wide; `None` where
+    /// they cannot be read. Any rise means some latency here was the kernel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<TcpCounters>,
+    /// The CPU time the client and the server spent during the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUse>,
+}
+
+/// Reads the [`Confounders`] of one step: started before it, stopped after.
+#[derive(Debug)]
+pub struct ConfounderMeter {
+    counters: Option<TcpCounters>,
+    cpu: CpuMeter,
+}
+
+impl ConfounderMeter {
+    pub fn start(running: &Running) -> ConfounderMeter {
+        let server = running.server.as_ref().and_then(ServerProcess::pid);
+        ConfounderMeter {
+            counters: TcpCounters::read(),
+            cpu: CpuMeter::start(server),
+        }
+    }
+
+    pub fn stop(self) -> Confounders {
+        let counters = Option::zip(TcpCounters::read(), self.counters);
+        Confounders {
+            kernel: counters.map(|(after, before)| after.since(before)),
+            cpu: self.cpu.stop(),
+        }
     }
 }
 

@@ -20,6 +20,32 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[rank.min(last)])
 }
 
+/// When the requests of one burst were answered, from its first send: the nearest-rank
+/// percentiles of the answered requests' completion times (the max is the wall time when
+/// every request was answered).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestTimes {
+    pub answered: usize,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+}
+
+impl RequestTimes {
+    pub fn from_ms(completions_ms: &[f64]) -> RequestTimes {
+        let mut sorted = completions_ms.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        RequestTimes {
+            answered: sorted.len(),
+            p50_ms: percentile(&sorted, 50.0),
+            p90_ms: percentile(&sorted, 90.0),
+            p99_ms: percentile(&sorted, 99.0),
+            max_ms: sorted.last().copied(),
+        }
+    }
+}
+
 /// What the closed-loop pinger saw during one case: the original bench's statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PingStats {
@@ -249,6 +275,16 @@ mod tests {
         assert_eq!(stats.max_send_lag_ms, Some(0.4));
         let empty = OpenLoopStats::from_record(ProbeRecord::default());
         assert_eq!((empty.p50_ms, empty.max_ms), (None, None));
+    }
+
+    #[test]
+    fn request_times_are_the_percentiles_of_the_answered() {
+        let times = RequestTimes::from_ms(&[300.0, 100.0, 200.0, 100.0]);
+        assert_eq!(times.answered, 4);
+        // p50: round(0.5 * 3) = round(1.5) = 2 (half to even) -> the third of 100, 100, 200, 300.
+        assert_eq!(times.p50_ms, Some(200.0));
+        assert_eq!((times.p99_ms, times.max_ms), (Some(300.0), Some(300.0)));
+        assert_eq!(RequestTimes::from_ms(&[]).max_ms, None);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
-use crate::kernel::TcpCounters;
-use crate::session::{self, Event, Outcome, Running, Step};
+use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running, Step};
+use crate::stats::RequestTimes;
 use crate::target::Target;
 use crate::work::WorkPath;
 
@@ -116,11 +116,15 @@ pub struct Point {
     pub err: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<ErrorCount>,
-    /// What the kernel's TCP counters rose by during the burst; see [`Case::kernel`].
-    ///
-    /// [`Case::kernel`]: crate::bench::Case::kernel
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<TcpCounters>,
+    /// When each request was answered, from the burst's first send.
+    pub requests: RequestTimes,
+    /// Every answered request's completion time, in ms, for the plots; not kept in the
+    /// JSON, which would grow by megabytes at N = 10,000.
+    #[serde(skip)]
+    pub completions_ms: Vec<f64>,
+    /// What else could have set this point's figures.
+    #[serde(flatten)]
+    pub confounders: Confounders,
 }
 
 /// Runs the sweep, target after target.
@@ -138,10 +142,10 @@ pub async fn run(
 /// One point: a burst, no probe.
 async fn measure(running: &Running, step: &SweepStep, connect: Connect) -> Point {
     let path = format!("{}{}", step.route.path(), running.query);
-    let counters = TcpCounters::read();
+    let meter = ConfounderMeter::start(running);
     let burst = burst::fire(&running.endpoint, &path, step.n, REQUEST_TIMEOUT, connect).await;
-    let kernel =
-        Option::zip(TcpCounters::read(), counters).map(|(after, before)| after.since(before));
+    let confounders = meter.stop();
+    let completions_ms = burst.completions_ms();
     Point {
         target: running.label.clone(),
         route: step.route.path().to_owned(),
@@ -150,7 +154,9 @@ async fn measure(running: &Running, step: &SweepStep, connect: Connect) -> Point
         ok: burst.ok(),
         err: burst.err(),
         errors: burst.errors(),
-        kernel,
+        requests: RequestTimes::from_ms(&completions_ms),
+        completions_ms,
+        confounders,
     }
 }
 

@@ -237,7 +237,12 @@ fn connecting_before_the_burst_tells_the_same_story_and_reads_the_kernel() {
         ]
     );
     if cfg!(target_os = "linux") {
-        assert!(report.cases.iter().all(|case| case.kernel.is_some()));
+        assert!(
+            report
+                .cases
+                .iter()
+                .all(|case| case.confounders.kernel.is_some() && case.confounders.cpu.is_some())
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_client::target::{self, ServerProcess, TargetError};
+use bench_client::target::{self, SERVERS, ServerProcess, TargetError};
 use common::{bench_client, read_report, real_server, temp_dir};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -359,8 +359,9 @@ fn bad_flags_are_usage_errors() {
 fn ten_thousand_concurrent_awaits_complete_on_every_server() {
     let out = temp_dir("10k");
     let command = format!(
-        r#"ulimit -Sn 1024 && exec "{}" --routes /ok-await -n 10000 --sleep-ms 500 --out "{}""#,
+        r#"ulimit -Sn 1024 && exec "{}" --servers {} --routes /ok-await -n 10000 --sleep-ms 500 --out "{}""#,
         env!("CARGO_BIN_EXE_bench-client"),
+        SERVERS.join(","),
         out.display()
     );
     let run = Command::new("/bin/sh")
@@ -373,7 +374,7 @@ fn ten_thousand_concurrent_awaits_complete_on_every_server() {
         String::from_utf8_lossy(&run.stderr)
     );
     let report = read_report(&out);
-    assert_eq!(report.cases.len(), 5);
+    assert_eq!(report.cases.len(), SERVERS.len());
     for case in &report.cases {
         assert_eq!(
             (case.ok, case.err),

@@ -9,8 +9,8 @@ use bench_client::burst::ErrorCount;
 use bench_client::environment::Environment;
 use bench_client::probe::ProbeRecord;
 use bench_client::report::{Report, Timing, write_atomically};
-use bench_client::session::Failure;
-use bench_client::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
+use bench_client::session::{Confounders, Failure};
+use bench_client::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use bench_client::work::WorkPath;
 
 fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
@@ -48,7 +48,8 @@ fn case(
         on_reactor: Some(on_reactor),
         closed_loop: Some(PingStats::from_record(closed_loop(pings, Vec::new()))),
         open_loop: None,
-        kernel: None,
+        requests: RequestTimes::from_ms(&[wall_ms]),
+        confounders: Confounders::default(),
     }
 }
 

@@ -208,7 +208,7 @@ fn kernel_finding(route: &str, cases: &[&Case]) -> Option<String> {
             Some(format!(
                 "on {} ({})",
                 case.target,
-                kernel_note(case.kernel)?
+                kernel_note(case.confounders.kernel)?
             ))
         })
         .collect();

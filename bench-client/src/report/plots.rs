@@ -126,6 +126,8 @@ pub fn sweep_plots(sweep: &SweepReport) -> Result<Vec<(String, String)>, PlotErr
 mod tests {
     use super::*;
     use crate::environment::Environment;
+    use crate::session::Confounders;
+    use crate::stats::RequestTimes;
     use crate::sweep::{Point, SweepPlan};
 
     #[test]
@@ -138,7 +140,9 @@ mod tests {
             ok: n,
             err: 0,
             errors: Vec::new(),
-            kernel: None,
+            requests: RequestTimes::from_ms(&[wall_ms]),
+            completions_ms: vec![wall_ms],
+            confounders: Confounders::default(),
         };
         let sweep = SweepReport {
             environment: Environment::capture(),

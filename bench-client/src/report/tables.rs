@@ -136,7 +136,7 @@ pub fn comparison_table(report: &Report) -> String {
     }
     let disturbed: Vec<String> = (report.cases.iter())
         .filter_map(|case| {
-            let note = kernel_note(case.kernel)?;
+            let note = kernel_note(case.confounders.kernel)?;
             Some(format!("{} {} ({note})", case.target, case.route))
         })
         .collect();
@@ -321,7 +321,7 @@ fn sweep_cell(sweep: &SweepReport, target: &str, route: WorkPath, n: usize) -> S
     if point.err > 0 {
         text.push_str(&format!(" ({} failed)", point.err));
     }
-    if let Some(note) = kernel_note(point.kernel) {
+    if let Some(note) = kernel_note(point.confounders.kernel) {
         text.push_str(&format!(" ({note})"));
     }
     text

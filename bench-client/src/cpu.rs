@@ -1,0 +1,104 @@
+//! CPU time of the client and of the server during a case: a figure is the server's only if
+//! the client was not the bottleneck, and on two shared cores the client's work competes
+//! with the server's. Read from `/proc/PID/stat` (Linux; elsewhere "not available").
+
+use serde::{Deserialize, Serialize};
+
+/// The kernel counts `utime` and `stime` in `/proc` in clock ticks of `USER_HZ`, which the
+/// kernel fixes at 100 per second for user space on every architecture Linux supports: a
+/// tick is 10 ms, the resolution of these figures.
+const TICK_MS: f64 = 10.0;
+
+/// CPU time, user and system, of a whole process (every thread, live or exited), in ms.
+pub fn process_cpu_ms(pid: u32) -> Option<f64> {
+    cpu_ms_in(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The CPU time of one `/proc/PID/stat` text.
+pub fn cpu_ms_in(stat: &str) -> Option<f64> {
+    // The command name, field 2, is in parentheses and may hold spaces: count from after it.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the name.
+    let ticks = |index: usize| fields.get(index)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) * TICK_MS)
+}
+
+/// The CPU time the client and the server each spent during a case, in ms.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuUse {
+    /// This bench client: its probes, its burst connections, its own bookkeeping.
+    pub client_ms: f64,
+    /// The spawned server, every thread of it; `None` for a server we did not start.
+    pub server_ms: Option<f64>,
+}
+
+impl CpuUse {
+    /// Whether the client used more CPU than the server: then the client may have set the
+    /// pace, and the figure is not the server's alone.
+    pub fn client_heavier(&self) -> bool {
+        self.server_ms.is_some_and(|server| self.client_ms > server)
+    }
+}
+
+/// A reading at the start of a case, to be closed with [`CpuMeter::stop`].
+#[derive(Debug, Clone, Copy)]
+pub struct CpuMeter {
+    server: Option<u32>,
+    client_ms: Option<f64>,
+    server_ms: Option<f64>,
+}
+
+impl CpuMeter {
+    /// Starts measuring this process and `server`, if given.
+    pub fn start(server: Option<u32>) -> CpuMeter {
+        CpuMeter {
+            server,
+            client_ms: process_cpu_ms(std::process::id()),
+            server_ms: server.and_then(process_cpu_ms),
+        }
+    }
+
+    /// What each used since [`CpuMeter::start`]; `None` where `/proc` cannot tell.
+    pub fn stop(self) -> Option<CpuUse> {
+        let client_ms = process_cpu_ms(std::process::id())? - self.client_ms?;
+        let server_now = self.server.and_then(process_cpu_ms);
+        let server_ms = Option::zip(server_now, self.server_ms).map(|(now, then)| now - then);
+        Some(CpuUse {
+            client_ms,
+            server_ms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_is_utime_plus_stime() {
+        // Recorded from a demo server, with a space in the command name to be safe.
+        let stat = "4242 (demo hyper) S 1 4242 4242 0 -1 4194560 521 0 0 0 37 12 0 0 20 0 3 0 \
+                    123456 0 0";
+        assert_eq!(cpu_ms_in(stat), Some(490.0));
+        assert_eq!(cpu_ms_in("garbage"), None);
+    }
+
+    #[test]
+    fn this_process_has_a_cpu_time() {
+        if cfg!(target_os = "linux") {
+            assert!(process_cpu_ms(std::process::id()).is_some());
+        }
+    }
+
+    #[test]
+    fn the_client_is_heavier_only_when_both_are_known() {
+        let cpu = |client_ms, server_ms| CpuUse {
+            client_ms,
+            server_ms,
+        };
+        assert!(cpu(30.0, Some(20.0)).client_heavier());
+        assert!(!cpu(10.0, Some(20.0)).client_heavier());
+        assert!(!cpu(30.0, None).client_heavier());
+    }
+}
