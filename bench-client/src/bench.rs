@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
 use crate::probe::{ProbeChoice, Probes};
-use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running};
+use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running, ServerSetup};
 use crate::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use crate::target::Target;
 use crate::work::WorkPath;
@@ -50,6 +50,23 @@ pub struct Plan {
     /// How the burst's requests get their connections.
     #[serde(default)]
     pub connect: Connect,
+    /// The spawned servers' blocking pool (`--blocking-threads`), if not their default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking_threads: Option<usize>,
+    /// The spawned servers' stall threshold (`--stall-ms`), if not their default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
+}
+
+impl Plan {
+    /// How the servers are started for this plan.
+    pub fn setup(&self) -> ServerSetup {
+        ServerSetup {
+            sleep_ms: self.sleep_ms,
+            blocking_threads: self.blocking_threads,
+            stall_ms: self.stall_ms,
+        }
+    }
 }
 
 impl Default for Plan {
@@ -62,6 +79,8 @@ impl Default for Plan {
             threads: vec![defaults::THREADS],
             probe: defaults::PROBE,
             connect: defaults::CONNECT,
+            blocking_threads: None,
+            stall_ms: None,
         }
     }
 }
@@ -130,7 +149,7 @@ pub async fn run_plan(
 ) -> Outcome<Case> {
     let schedule = schedule(targets, plan);
     let measure = async |running: &Running, &route: &WorkPath| measure(running, route, plan).await;
-    session::run_each(&schedule, plan.sleep_ms, &plan.routes, on, measure).await
+    session::run_each(&schedule, &plan.setup(), &plan.routes, on, measure).await
 }
 
 /// One case: the probes, a head start, the burst, the probes stopped.

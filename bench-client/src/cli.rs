@@ -89,6 +89,16 @@ pub struct ServerArgs {
     /// repository]
     #[arg(long, value_name = "DIR")]
     pub reference_dir: Option<PathBuf>,
+
+    /// The spawned servers' blocking pool size (their --blocking-threads) [default: each
+    /// runtime's own]
+    #[arg(long, value_name = "K", value_parser = RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub blocking_threads: Option<usize>,
+
+    /// The spawned servers' stall threshold in ms, 0 = detector off (their --stall-ms)
+    /// [default: the servers' own]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub stall_ms: Option<u64>,
 }
 
 /// Every server the client can spawn: the demo servers, then the reference targets.
@@ -179,6 +189,8 @@ impl SweepArgs {
             sleep_ms: self.sleep_ms,
             threads: self.threads,
             connect: self.connect,
+            blocking_threads: self.spawn.blocking_threads,
+            stall_ms: self.spawn.stall_ms,
         }
     }
 }
@@ -193,6 +205,8 @@ impl Cli {
             threads: self.threads.clone(),
             probe: self.probe,
             connect: self.connect,
+            blocking_threads: self.spawn.blocking_threads,
+            stall_ms: self.spawn.stall_ms,
         }
     }
 

@@ -70,6 +70,40 @@ impl Failure {
     }
 }
 
+/// How the servers we spawn are set up, beyond their reactor threads: what a plan passes
+/// on their command lines. An external target gets only the sleep, as `?ms=`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerSetup {
+    /// The sleep of a work request, in ms (`--sleep-ms`).
+    pub sleep_ms: u64,
+    /// The blocking pool's size (`--blocking-threads`); `None`: the runtime's own default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking_threads: Option<usize>,
+    /// The stall detector's threshold (`--stall-ms`; 0 turns it off); `None`: the server's
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
+}
+
+impl ServerSetup {
+    /// The command line of a server with `threads` reactor threads.
+    fn args(&self, threads: usize) -> Vec<String> {
+        let mut args = vec![
+            "--threads".to_owned(),
+            threads.to_string(),
+            "--sleep-ms".to_owned(),
+            self.sleep_ms.to_string(),
+        ];
+        if let Some(blocking) = self.blocking_threads {
+            args.extend(["--blocking-threads".to_owned(), blocking.to_string()]);
+        }
+        if let Some(stall_ms) = self.stall_ms {
+            args.extend(["--stall-ms".to_owned(), stall_ms.to_string()]);
+        }
+        args
+    }
+}
+
 /// A target ready to measure: started if it is ours to start, and warmed up.
 #[derive(Debug)]
 pub struct Running {
@@ -88,27 +122,21 @@ pub struct Running {
 }
 
 impl Running {
-    /// Spawns the target (with `threads` reactor threads and `sleep_ms` as its sleep) or
-    /// takes its URL, then warms it up.
+    /// Spawns the target (with `threads` reactor threads, set up as `setup` says) or takes
+    /// its URL, then warms it up.
     pub async fn start(
         target: &Target,
         threads: usize,
-        sleep_ms: u64,
+        setup: &ServerSetup,
     ) -> Result<Running, SessionError> {
         let (server, endpoint, query) = match target {
             Target::Spawn { name, launcher } => {
-                let args = [
-                    "--threads".to_owned(),
-                    threads.to_string(),
-                    "--sleep-ms".to_owned(),
-                    sleep_ms.to_string(),
-                ];
-                let server = launcher.start(name, &args).await?;
+                let server = launcher.start(name, &setup.args(threads)).await?;
                 let endpoint = server.endpoint().clone();
                 (Some(server), endpoint, String::new())
             }
             Target::External { endpoint, .. } => {
-                (None, endpoint.clone(), format!("?ms={sleep_ms}"))
+                (None, endpoint.clone(), format!("?ms={}", setup.sleep_ms))
             }
         };
         // On failure `server` is dropped here, which stops it.
@@ -263,7 +291,7 @@ impl<T> Default for Outcome<T> {
 /// the next target.
 pub async fn run_each<S: Step, T>(
     schedule: &[(&Target, usize)],
-    sleep_ms: u64,
+    setup: &ServerSetup,
     steps: &[S],
     on: &mut impl FnMut(Event<'_, T>),
     mut measure: impl AsyncFnMut(&Running, &S) -> T,
@@ -276,7 +304,7 @@ pub async fn run_each<S: Step, T>(
             threads,
         });
         let measured = &mut outcome.measured;
-        let run = run_target(target, threads, sleep_ms, steps, on, &mut measure, measured);
+        let run = run_target(target, threads, setup, steps, on, &mut measure, measured);
         if let Err((route, error)) = run.await {
             let failure = Failure::new(label, threads, route, error.to_string());
             on(Event::Failed(&failure));
@@ -291,13 +319,13 @@ pub async fn run_each<S: Step, T>(
 async fn run_target<S: Step, T>(
     target: &Target,
     threads: usize,
-    sleep_ms: u64,
+    setup: &ServerSetup,
     steps: &[S],
     on: &mut impl FnMut(Event<'_, T>),
     measure: &mut impl AsyncFnMut(&Running, &S) -> T,
     measured: &mut Vec<T>,
 ) -> Result<(), (Option<WorkPath>, SessionError)> {
-    let mut running = Running::start(target, threads, sleep_ms)
+    let mut running = Running::start(target, threads, setup)
         .await
         .map_err(|error| (None, error))?;
     for step in steps {

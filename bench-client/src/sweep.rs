@@ -9,7 +9,9 @@ use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
-use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running, Step};
+use crate::session::{
+    self, ConfounderMeter, Confounders, Event, Outcome, Running, ServerSetup, Step,
+};
 use crate::stats::RequestTimes;
 use crate::target::Target;
 use crate::work::WorkPath;
@@ -39,6 +41,13 @@ pub struct SweepPlan {
     /// How each burst's requests get their connections.
     #[serde(default)]
     pub connect: Connect,
+    /// The servers' blocking pool (`--blocking-threads`), if not their default: with it,
+    /// `/ok-blocking` has a known ideal, ⌈N / pool⌉ × sleep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking_threads: Option<usize>,
+    /// The servers' stall threshold (`--stall-ms`), if not their default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
 }
 
 impl Default for SweepPlan {
@@ -49,6 +58,8 @@ impl Default for SweepPlan {
             sleep_ms: defaults::SLEEP_MS,
             threads: defaults::THREADS,
             connect: defaults::CONNECT,
+            blocking_threads: None,
+            stall_ms: None,
         }
     }
 }
@@ -68,6 +79,32 @@ impl SweepPlan {
                 REQUEST_TIMEOUT.as_secs()
             )
         })
+    }
+
+    /// The fastest a burst of `n` requests of `route` can finish, if the plan tells: one
+    /// sleep for `/ok-await`; ⌈N / pool⌉ sleeps for `/ok-blocking` on a pool of known size;
+    /// ⌈N / threads⌉ sleeps for `/bad`, which runs one sleep at a time per reactor thread.
+    pub fn ideal_ms(&self, route: WorkPath, n: usize) -> Option<f64> {
+        let rounds = match route.route() {
+            Route::OkAwait => 1,
+            Route::OkBlocking => n.div_ceil(self.blocking_threads?),
+            Route::Bad => n.div_ceil(self.threads),
+            Route::Ping => return None,
+        };
+        Some(rounds as f64 * self.sleep_ms as f64)
+    }
+
+    /// What [`SweepPlan::ideal_ms`] is, in words, for a table's legend.
+    pub fn ideal_text(&self, route: WorkPath) -> Option<String> {
+        match route.route() {
+            Route::OkAwait => Some("one sleep".to_owned()),
+            Route::OkBlocking => {
+                let pool = self.blocking_threads?;
+                Some(format!("⌈N / {pool}⌉ × sleep"))
+            }
+            Route::Bad => Some(format!("⌈N / {}⌉ × sleep", self.threads)),
+            Route::Ping => None,
+        }
     }
 
     /// The bursts to send on each target: every (route, N) that is not skipped.
@@ -136,7 +173,12 @@ pub async fn run(
     let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, plan.threads)).collect();
     let measure =
         async |running: &Running, step: &SweepStep| measure(running, step, plan.connect).await;
-    session::run_each(&schedule, plan.sleep_ms, &plan.steps(), on, measure).await
+    let setup = ServerSetup {
+        sleep_ms: plan.sleep_ms,
+        blocking_threads: plan.blocking_threads,
+        stall_ms: plan.stall_ms,
+    };
+    session::run_each(&schedule, &setup, &plan.steps(), on, measure).await
 }
 
 /// One point: a burst, no probe.
@@ -191,6 +233,25 @@ mod tests {
             ..SweepPlan::default()
         };
         assert_eq!(four.skip_reason(BAD, 10_000), None);
+    }
+
+    #[test]
+    fn ideals_follow_the_pool_and_the_threads() {
+        let plan = SweepPlan {
+            sleep_ms: 100,
+            blocking_threads: Some(40),
+            ..SweepPlan::default()
+        };
+        let blocking = WorkPath::canonical(Route::OkBlocking);
+        assert_eq!(plan.ideal_ms(blocking, 40), Some(100.0));
+        assert_eq!(plan.ideal_ms(blocking, 41), Some(200.0));
+        assert_eq!(plan.ideal_ms(BAD, 10), Some(1000.0));
+        assert_eq!(
+            plan.ideal_ms(WorkPath::canonical(Route::OkAwait), 200),
+            Some(100.0)
+        );
+        let unknown_pool = SweepPlan::default();
+        assert_eq!(unknown_pool.ideal_ms(blocking, 41), None);
     }
 
     #[test]

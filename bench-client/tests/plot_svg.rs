@@ -29,6 +29,14 @@ fn sweep(wall_ms: impl Fn(usize, f64) -> f64) -> Vec<Series> {
 
 /// /bad: the sleep blocks the reactor, so N requests take N sleeps (a little less where a
 /// stack runs several reactors, as actix does with one per core).
+/// The guide line of a 20 ms sweep.
+fn one_sleep() -> Series {
+    Series {
+        label: "one sleep (20 ms)".into(),
+        points: vec![(1.0, 20.0), (10_000.0, 20.0)],
+    }
+}
+
 fn bad_sweep() -> Vec<Series> {
     sweep(|i, n| {
         let reactors = if i == 1 { 2.0 } else { 1.0 };
@@ -129,7 +137,7 @@ fn wall_plots_are_well_formed_and_labelled() {
     ];
     for (route, series, file) in cases {
         let title = format!("{route}: wall time for N concurrent requests, sleep 20 ms");
-        let svg = wall_vs_concurrency(&title, &series, Some((20.0, "one sleep (20 ms)"))).unwrap();
+        let svg = wall_vs_concurrency(&title, &series, Some(&one_sleep())).unwrap();
         keep_sample(file, &svg);
 
         let texts = texts(&svg);
@@ -179,7 +187,7 @@ fn empty_inputs_draw_a_note_instead_of_panicking() {
         label: "demo-axum".into(),
         points: vec![],
     }];
-    let svg = wall_vs_concurrency("nothing", &empty, Some((20.0, "one sleep (20 ms)"))).unwrap();
+    let svg = wall_vs_concurrency("nothing", &empty, Some(&one_sleep())).unwrap();
     let found = texts(&svg);
     assert_has_text(&found, "no data to plot");
     assert_has_text(&found, "demo-axum (no data)");
@@ -210,7 +218,15 @@ fn single_points_and_zero_values_do_not_panic() {
         label: "demo-axum".into(),
         points: vec![(0.0, 0.0), (1.0, -5.0), (10.0, f64::NAN), (100.0, 20.0)],
     }];
-    let svg = wall_vs_concurrency("zeros", &zeros, Some((0.0, "zero"))).unwrap();
+    let svg = wall_vs_concurrency(
+        "zeros",
+        &zeros,
+        Some(&Series {
+            label: "zero".into(),
+            points: vec![(1.0, 0.0)],
+        }),
+    )
+    .unwrap();
     texts(&svg);
 
     let odd_samples = [

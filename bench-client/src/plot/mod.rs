@@ -3,7 +3,8 @@
 //! Two figures, both rendered with plotters' SVG backend into a `String`:
 //!
 //! - [`wall_vs_concurrency`]: how long N concurrent requests take, against N, one line per
-//!   stack, with an optional reference line at "one sleep" (the ideal when nothing blocks);
+//!   stack, with an optional guide line for the ideal (one sleep when nothing blocks, a
+//!   staircase for a bounded pool);
 //! - [`latency_cdf`]: the empirical CDF of latency samples, one line per stack, which shows
 //!   the whole distribution where a percentile table shows only a few points of it.
 //!
@@ -48,7 +49,7 @@ use plotters::prelude::*;
 
 use figure::{Figure, Line, LineKind, colour};
 pub use scale::{LOG_FLOOR, cdf_points, log_range};
-use scale::{clamp_log, format_tick, log_points, log_tick, sorted_by_x};
+use scale::{format_tick, log_points, log_tick, sorted_by_x};
 
 /// Width of every figure, in pixels.
 pub const WIDTH: u32 = 800;
@@ -97,47 +98,42 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotE
 /// stack.
 ///
 /// Each series' points are (N concurrent requests, wall time in ms); they are drawn in order
-/// of N. `reference_ms`, e.g. `Some((20.0, "one sleep (20 ms)"))`, adds a dashed horizontal
-/// line: the wall time of a perfectly concurrent server, which the reader compares the
-/// stacks against. Coordinates at or below zero are clamped to [`LOG_FLOOR`]; points with a
+/// of N. `ideal`, e.g. "one sleep" at every N, is drawn as a dashed grey guide: the wall time
+/// of a server that does no worse than the plan allows, which the reader compares the stacks
+/// against. Coordinates at or below zero are clamped to [`LOG_FLOOR`]; points with a
 /// non-finite coordinate are skipped (see the module documentation).
 pub fn wall_vs_concurrency(
     title: &str,
     series: &[Series],
-    reference_ms: Option<(f64, &str)>,
+    ideal: Option<&Series>,
 ) -> Result<String, PlotError> {
-    let mut lines: Vec<Line> = series
+    let data = series.iter().enumerate().map(|(i, s)| Line {
+        label: s.label.clone(),
+        points: sorted_by_x(log_points(&s.points)),
+        kind: LineKind::Data {
+            colour: colour(i),
+            dots: true,
+        },
+    });
+    let guide = ideal.map(|s| Line {
+        label: s.label.clone(),
+        points: sorted_by_x(log_points(&s.points)),
+        kind: LineKind::Reference,
+    });
+    let lines: Vec<Line> = data.chain(guide).collect();
+    let has_data = lines
         .iter()
-        .enumerate()
-        .map(|(i, s)| Line {
-            label: s.label.clone(),
-            points: sorted_by_x(log_points(&s.points)),
-            kind: LineKind::Data {
-                colour: colour(i),
-                dots: true,
-            },
-        })
-        .collect();
-    let has_data = lines.iter().any(|l| !l.points.is_empty());
+        .any(|l| matches!(l.kind, LineKind::Data { .. }) && !l.points.is_empty());
     let x = x_range(&lines, DEFAULT_CONCURRENCY);
-
-    let reference = reference_ms.filter(|(ms, _)| ms.is_finite());
-    let reference_y = reference.map(|(ms, _)| clamp_log(ms));
-    let y = if has_data || reference_y.is_some() {
-        let ys = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1));
-        log_range(ys.chain(reference_y))
-    } else {
+    let ys: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .collect();
+    let y = if ys.is_empty() {
         DEFAULT_WALL_MS
+    } else {
+        log_range(ys)
     };
-
-    if let (Some((_, label)), Some(ms)) = (reference, reference_y) {
-        lines.push(Line {
-            label: label.to_owned(),
-            points: vec![(x.start, ms), (x.end, ms)],
-            kind: LineKind::Reference,
-        });
-    }
-
     let figure = Figure {
         title,
         x_desc: "concurrent requests (N)",
@@ -157,6 +153,22 @@ pub fn wall_vs_concurrency(
 /// crawls along the right edge is a heavy tail. Samples at or below zero are clamped to
 /// [`LOG_FLOOR`], non-finite ones skipped (see the module documentation).
 pub fn latency_cdf(title: &str, samples: &[LatencySamples]) -> Result<String, PlotError> {
+    cdf(
+        title,
+        "latency (ms)",
+        "fraction of samples at or below x",
+        samples,
+    )
+}
+
+/// The empirical CDF of samples in ms, one line per stack, as [`latency_cdf`] draws it, with
+/// the axes described as given.
+pub fn cdf(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    samples: &[LatencySamples],
+) -> Result<String, PlotError> {
     let lines: Vec<Line> = samples
         .iter()
         .enumerate()
@@ -175,8 +187,8 @@ pub fn latency_cdf(title: &str, samples: &[LatencySamples]) -> Result<String, Pl
 
     let figure = Figure {
         title,
-        x_desc: "latency (ms)",
-        y_desc: "fraction of samples at or below x",
+        x_desc,
+        y_desc,
         lines,
         has_data,
         // The curves reach 1 on the right: the lower right stays empty.

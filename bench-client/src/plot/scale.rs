@@ -126,7 +126,7 @@ pub(super) fn log_tick(v: &f64) -> String {
 }
 
 /// Clamps a value for a log axis: see [`LOG_FLOOR`].
-pub(super) fn clamp_log(v: f64) -> f64 {
+fn clamp_log(v: f64) -> f64 {
     v.max(LOG_FLOOR)
 }
 

@@ -103,23 +103,68 @@ pub fn sweep_series(sweep: &SweepReport, route: WorkPath) -> Vec<Series> {
     series
 }
 
+/// The file name of a route's completion-time plot, e.g. `completions-ok-blocking.svg`.
+pub fn completions_plot_name(route: WorkPath) -> String {
+    format!("completions-{}.svg", route.path().trim_start_matches('/'))
+}
+
+/// When each request of one burst per stack came back, as a CDF: the largest N that ran on
+/// `route`. A bounded pool shows as steps, one per round of the pool.
+pub fn completions_plot(sweep: &SweepReport, route: WorkPath) -> Result<String, PlotError> {
+    let points = sweep.points.iter().filter(|p| p.route == route.path());
+    let Some(n) = points.clone().map(|p| p.n).max() else {
+        return plot::latency_cdf(&format!("{route}: no point ran"), &[]);
+    };
+    let samples: Vec<LatencySamples> = points
+        .filter(|p| p.n == n)
+        .map(|p| LatencySamples {
+            label: p.target.clone(),
+            latencies_ms: p.completions_ms.clone(),
+        })
+        .collect();
+    let plan = &sweep.plan;
+    let title = format!(
+        "{route}: when each of {n} requests came back, sleep {} ms, {}",
+        plan.sleep_ms,
+        reactor_threads(plan.threads)
+    );
+    plot::cdf(
+        &title,
+        "completion time from the first send (ms)",
+        "fraction of requests done",
+        &samples,
+    )
+}
+
+/// The sweep's ideal for `route` as a guide line, where the plan tells it.
+fn ideal_series(sweep: &SweepReport, route: WorkPath) -> Option<Series> {
+    let plan = &sweep.plan;
+    let label = format!("ideal: {}", plan.ideal_text(route)?);
+    let points = (plan.concurrency.iter())
+        .filter_map(|&n| Some((n as f64, plan.ideal_ms(route, n)?)))
+        .collect();
+    Some(Series { label, points })
+}
+
 /// Every sweep plot, as (file name, SVG).
 pub fn sweep_plots(sweep: &SweepReport) -> Result<Vec<(String, String)>, PlotError> {
     let plan = &sweep.plan;
-    let reference = format!("one sleep ({} ms)", plan.sleep_ms);
-    let reference = Some((plan.sleep_ms as f64, reference.as_str()));
-    plan.routes
-        .iter()
-        .map(|&route| {
-            let title = format!(
-                "{route}: wall time of N concurrent requests, sleep {} ms, {}",
-                plan.sleep_ms,
-                reactor_threads(plan.threads)
-            );
-            let svg = plot::wall_vs_concurrency(&title, &sweep_series(sweep, route), reference)?;
-            Ok((sweep_plot_name(route), svg))
-        })
-        .collect()
+    let mut plots = Vec::new();
+    for &route in &plan.routes {
+        let title = format!(
+            "{route}: wall time of N concurrent requests, sleep {} ms, {}",
+            plan.sleep_ms,
+            reactor_threads(plan.threads)
+        );
+        let ideal = ideal_series(sweep, route);
+        let svg = plot::wall_vs_concurrency(&title, &sweep_series(sweep, route), ideal.as_ref())?;
+        plots.push((sweep_plot_name(route), svg));
+        plots.push((
+            completions_plot_name(route),
+            completions_plot(sweep, route)?,
+        ));
+    }
+    Ok(plots)
 }
 
 #[cfg(test)]

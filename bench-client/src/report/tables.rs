@@ -10,6 +10,7 @@ use super::text::{
 use super::{Report, SweepReport};
 use crate::bench::{Case, HEAD_START};
 use crate::burst::Connect;
+use crate::cpu::CpuUse;
 use crate::session::Failure;
 use crate::stats::PingStats;
 use crate::work::WorkPath;
@@ -258,10 +259,14 @@ pub fn sweep_markdown(sweep: &SweepReport) -> String {
     out.push_str("## Environment\n\n");
     out.push_str(&sweep.environment.to_markdown());
     let concurrency: Vec<String> = plan.concurrency.iter().map(usize::to_string).collect();
+    let pool = match plan.blocking_threads {
+        Some(pool) => format!("a blocking pool of {pool} threads on every server"),
+        None => "each runtime's own blocking pool".to_owned(),
+    };
     let _ = writeln!(
         out,
-        "\n## Parameters\n\n- N = {} concurrent requests, each sleeping {} ms, on {}; \
-         each request on its own connection, {}; no pinger\n",
+        "\n## Parameters\n\n- N = {} concurrent requests, each sleeping {} ms, on {}, with \
+         {pool}; each request on its own connection, {}; no pinger\n",
         concurrency.join(", "),
         plan.sleep_ms,
         reactor_threads(plan.threads),
@@ -286,7 +291,7 @@ fn sweep_table(sweep: &SweepReport, route: WorkPath) -> String {
     let _ = writeln!(out, "|---|{}", "---:|".repeat(header.len()));
     let mut targets: Vec<&str> = sweep.points.iter().map(|p| p.target.as_str()).collect();
     targets.dedup();
-    for target in targets {
+    for target in &targets {
         let cells: Vec<String> = plan
             .concurrency
             .iter()
@@ -294,6 +299,16 @@ fn sweep_table(sweep: &SweepReport, route: WorkPath) -> String {
             .collect();
         let _ = writeln!(out, "| {target} | {} |", cells.join(" | "));
     }
+    if let Some(ideal) = plan.ideal_text(route) {
+        let cells: Vec<String> = (plan.concurrency.iter())
+            .map(|&n| {
+                plan.ideal_ms(route, n)
+                    .map_or("-".to_owned(), |ms| format!("{ms:.0}"))
+            })
+            .collect();
+        let _ = writeln!(out, "| *ideal: {ideal}* | {} |", cells.join(" | "));
+    }
+    out.push_str(&sweep_details(sweep, route, &targets));
     if let Some(reason) = plan
         .concurrency
         .iter()
@@ -303,6 +318,64 @@ fn sweep_table(sweep: &SweepReport, route: WorkPath) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Every point of one route: wall time against the ideal, when the requests came back, and
+/// the CPU the client and the server spent on it.
+fn sweep_details(sweep: &SweepReport, route: WorkPath, targets: &[&str]) -> String {
+    let mut out = format!(
+        "\n<details><summary>`{route}`: every point</summary>\n\n\
+         ![completion times]({})\n\n\
+         | stack | N | wall ms | × ideal | requests answered | p50 ms | p90 | p99 | max \
+         | client CPU ms | server CPU ms |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        plots::completions_plot_name(route)
+    );
+    for target in targets {
+        for point in sweep
+            .points
+            .iter()
+            .filter(|p| p.target == *target && p.route == route.path())
+        {
+            let ideal = sweep.plan.ideal_ms(route, point.n);
+            let times_ideal =
+                ideal.map_or("-".to_owned(), |ms| format!("{:.2}", point.wall_ms / ms));
+            let requests = &point.requests;
+            let _ = writeln!(
+                out,
+                "| {target} | {} | {:.0} | {times_ideal} | {} | {} | {} | {} | {} | {} |",
+                point.n,
+                point.wall_ms,
+                with_failed(requests.answered, point.err),
+                latency(requests.p50_ms),
+                latency(requests.p90_ms),
+                latency(requests.p99_ms),
+                latency(requests.max_ms),
+                cpu_cells(point.confounders.cpu),
+            );
+        }
+    }
+    out.push_str(
+        "\nRequest times run from the burst's first send to each answer. CPU times are the \
+         processes' user + system time over the burst, from `/proc` (10 ms resolution); \
+         **bold** where the client used more than the server.\n\n</details>\n",
+    );
+    out
+}
+
+/// The client's and the server's CPU cells, the client's in bold where it used more.
+fn cpu_cells(cpu: Option<CpuUse>) -> String {
+    let Some(cpu) = cpu else {
+        return "- | -".to_owned();
+    };
+    let server = cpu
+        .server_ms
+        .map_or("-".to_owned(), |ms| format!("{ms:.0}"));
+    if cpu.client_heavier() {
+        format!("**{:.0}** | {server}", cpu.client_ms)
+    } else {
+        format!("{:.0} | {server}", cpu.client_ms)
+    }
 }
 
 /// The wall time of one point, "skipped", or "-" if it did not run.
