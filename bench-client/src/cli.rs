@@ -76,8 +76,9 @@ pub struct Cli {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerArgs {
     /// Servers to spawn, comma-separated: the five demo servers and the FastAPI reference
-    /// targets (fastapi-asyncio, fastapi-uvloop) [default: all of them, unless --url is
-    /// given; the FastAPI ones only where their venv is set up]
+    /// targets (fastapi-asyncio, fastapi-uvloop), or `all` [default: all of them, unless
+    /// --url is given (the sweep: the five demo servers); the FastAPI ones only where their
+    /// venv is set up]
     #[arg(long, value_delimiter = ',', value_parser = server_name)]
     pub servers: Vec<String>,
 
@@ -101,6 +102,9 @@ pub struct ServerArgs {
     pub stall_ms: Option<u64>,
 }
 
+/// The `--servers` value that names every server.
+const ALL: &str = "all";
+
 /// Every server the client can spawn: the demo servers, then the reference targets.
 pub fn all_servers() -> Vec<&'static str> {
     SERVERS.into_iter().chain(REFERENCES).collect()
@@ -112,11 +116,12 @@ impl ServerArgs {
     /// for want of Python). A named server that is missing is still a target: it fails at
     /// its turn, by name, and the others run.
     pub fn targets(&self, defaults: &[&str]) -> (Vec<Target>, Vec<String>) {
-        let named = !self.servers.is_empty();
-        let names: Vec<&str> = if named {
-            self.servers.iter().map(String::as_str).collect()
-        } else {
-            defaults.to_vec()
+        let every = all_servers();
+        let named = !self.servers.is_empty() && self.servers != [ALL];
+        let names: Vec<&str> = match self.servers.as_slice() {
+            [] => defaults.to_vec(),
+            [all] if all == ALL => every,
+            servers => servers.iter().map(String::as_str).collect(),
         };
         let bin_dir = self.bin_dir.clone().unwrap_or_else(target::default_bin_dir);
         let reference_dir =
@@ -263,7 +268,7 @@ fn sleep_ms() -> clap::builder::RangedU64ValueParser<u64> {
 
 fn server_name(name: &str) -> Result<String, String> {
     let all = all_servers();
-    if all.contains(&name) {
+    if all.contains(&name) || name == ALL {
         Ok(name.to_owned())
     } else {
         Err(format!(
@@ -405,6 +410,22 @@ mod tests {
             [1, 2, 4]
         );
         assert_eq!(parse(&["--threads", "1,0"]).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn all_names_every_server() {
+        let cli = parse(&["sweep", "--servers", "all"]).unwrap();
+        let Some(Command::Sweep(sweep)) = cli.command else {
+            panic!("a sweep")
+        };
+        let (targets, notes) = sweep.spawn.targets(&SERVERS);
+        let names: Vec<&str> = targets.iter().map(Target::label).collect();
+        assert_eq!(
+            names.len() + notes.len(),
+            all_servers().len(),
+            "{names:?} {notes:?}"
+        );
+        assert_eq!(names[..SERVERS.len()], SERVERS);
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl SweepPlan {
             Route::OkAwait => 1,
             Route::OkBlocking => n.div_ceil(self.blocking_threads?),
             Route::Bad => n.div_ceil(self.threads),
-            Route::Ping => return None,
+            _ => return None,
         };
         Some(rounds as f64 * self.sleep_ms as f64)
     }
@@ -103,7 +103,7 @@ impl SweepPlan {
                 Some(format!("⌈N / {pool}⌉ × sleep"))
             }
             Route::Bad => Some(format!("⌈N / {}⌉ × sleep", self.threads)),
-            Route::Ping => None,
+            _ => None,
         }
     }
 
