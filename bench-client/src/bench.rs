@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
 use crate::probe::{ProbeChoice, Probes};
 use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running, ServerSetup};
+use crate::stalls::{self, StallsSeen};
 use crate::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use crate::target::Target;
 use crate::work::WorkPath;
@@ -117,6 +118,10 @@ pub struct Case {
     pub open_loop: Option<OpenLoopStats>,
     /// When each request was answered, from the burst's first send.
     pub requests: RequestTimes,
+    /// What the server's own stall detector (`GET /stalls`) reported during the case;
+    /// `None` if the server does not report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<StallsSeen>,
     /// What else could have set this case's figures.
     #[serde(flatten)]
     pub confounders: Confounders,
@@ -155,6 +160,7 @@ pub async fn run_plan(
 /// One case: the probes, a head start, the burst, the probes stopped.
 pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let every = Duration::from_millis(plan.ping_every_ms);
+    let stalls_before = stalls::read(&running.endpoint).await;
     let meter = ConfounderMeter::start(running);
     let probes = Probes::start(plan.probe, &running.endpoint, every);
     tokio::time::sleep(HEAD_START).await;
@@ -163,6 +169,8 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let burst = burst::fire(&running.endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
     let probed = probes.stop().await;
     let confounders = meter.stop();
+    let stalls_after = stalls::read(&running.endpoint).await;
+    let stalls = Option::zip(stalls_before, stalls_after).map(|(b, a)| stalls::between(&b, &a));
     let wall_ms = burst.wall_ms();
     // The server's own count of reactor threads sets the serialised ideal.
     let threads = running.reactor_threads();
@@ -186,6 +194,7 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
         closed_loop: probed.closed.map(PingStats::from_record),
         open_loop: probed.open.map(OpenLoopStats::from_record),
         requests: RequestTimes::from_ms(&burst.completions_ms()),
+        stalls,
         confounders,
     }
 }

@@ -10,6 +10,7 @@
 //! - [`probe`]: the two probes of `/ping`, closed loop and open loop, in one vocabulary;
 //! - [`burst`]: N concurrent requests of one route;
 //! - [`bench`]: the comparison, the original experiment; [`sweep`]: the concurrency sweep;
+//! - [`stalls`]: what a server's own stall detector reported during each case;
 //! - [`stats`]: percentiles, summaries and verdicts, derived in one place;
 //! - [`report`]: the terminal, tables, findings, README block, plots and files;
 //!   [`plot`]: drawing the SVG figures;
@@ -28,6 +29,7 @@ pub mod plot;
 pub mod probe;
 pub mod report;
 pub mod session;
+pub mod stalls;
 pub mod stats;
 pub mod sweep;
 pub mod target;

@@ -10,6 +10,7 @@ use bench_client::environment::Environment;
 use bench_client::probe::ProbeRecord;
 use bench_client::report::{Report, Timing, write_atomically};
 use bench_client::session::{Confounders, Failure};
+use bench_client::stalls::StallsSeen;
 use bench_client::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use bench_client::work::WorkPath;
 
@@ -49,6 +50,7 @@ fn case(
         closed_loop: Some(PingStats::from_record(closed_loop(pings, Vec::new()))),
         open_loop: None,
         requests: RequestTimes::from_ms(&[wall_ms]),
+        stalls: None,
         confounders: Confounders::default(),
     }
 }
@@ -91,6 +93,11 @@ fn report() -> Report {
         true,
         vec![1.0, 451.0, 500.5, 499.9],
     );
+    axum_bad.stalls = Some(StallsSeen {
+        threshold_ms: 100.0,
+        slow_polls: 10,
+        longest_ms: Some(501.2),
+    });
     axum_bad.open_loop = Some(OpenLoopStats::from_record(ProbeRecord {
         sent: 6,
         latencies_ms: vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],

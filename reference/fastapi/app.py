@@ -204,7 +204,7 @@ class StallLog(logging.Handler):
         self.loop_kind = "asyncio"
         self.slow_polls = 0
         self.longest_ms = 0.0
-        self.by_route: dict[str, int] = {}
+        self.by_route: dict[str, dict] = {}  # "GET /bad" -> slow_polls, longest_ms
         self._route_of_task: dict[str, str] = {}  # task name -> path, while the task lives
 
     def start(self, loop: asyncio.AbstractEventLoop, stall_ms: int) -> None:
@@ -222,7 +222,8 @@ class StallLog(logging.Handler):
         if self.threshold_ms <= 0 or task is None:
             return
         name = task.get_name()
-        self._route_of_task[name] = path if path in ROUTES else "(no route)"
+        # Labelled as the Rust servers label theirs: method and route, "GET /bad".
+        self._route_of_task[name] = f"GET {path}" if path in ROUTES else "GET (unmatched)"
         # A done callback runs in a later loop iteration than the step that finished the task,
         # so after that step's warning has been logged and booked.
         task.add_done_callback(lambda _: self._route_of_task.pop(name, None))
@@ -240,7 +241,9 @@ class StallLog(logging.Handler):
         task = self._TASK_NAME.search(found.group(1))
         route = self._route_of_task.get(task.group(1)) if task else None
         if route is not None:
-            self.by_route[route] = self.by_route.get(route, 0) + 1
+            seen = self.by_route.setdefault(route, {"slow_polls": 0, "longest_ms": 0.0})
+            seen["slow_polls"] += 1
+            seen["longest_ms"] = round(max(seen["longest_ms"], ms), 1)
 
     def report(self) -> dict:
         on = self.threshold_ms > 0

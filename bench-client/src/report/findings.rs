@@ -5,6 +5,7 @@
 use super::Report;
 use super::text::{kernel_note, latency_range, range, reactor_threads};
 use crate::bench::Case;
+use crate::stalls::StallsSeen;
 use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
 
 /// Every finding of `report`, route by route, at each thread count.
@@ -48,6 +49,7 @@ fn route_findings(report: &Report, at: &str, route: &str, cases: &[&Case]) -> Ve
     sentences.extend(where_it_slept(route, cases));
     sentences.extend(failures(route, cases));
     sentences.extend(kernel_finding(route, cases));
+    sentences.extend(stalls_finding(route, cases));
     sentences.extend(open_loop_finding(route, cases));
     sentences
 }
@@ -219,6 +221,34 @@ fn kernel_finding(route: &str, cases: &[&Case]) -> Option<String> {
             disturbed.join(", ")
         )
     })
+}
+
+/// What the servers' own stall detectors reported: the Rust answer to asyncio's debug mode,
+/// and the debug mode itself on the FastAPI app.
+fn stalls_finding(route: &str, cases: &[&Case]) -> Option<String> {
+    let reported: Vec<(&Case, &StallsSeen)> = cases
+        .iter()
+        .filter_map(|case| Some((*case, case.stalls.as_ref()?)))
+        .filter(|(_, seen)| seen.threshold_ms > 0.0)
+        .collect();
+    if reported.is_empty() {
+        return None;
+    }
+    let counts: Vec<f64> = reported.iter().map(|(_, s)| s.slow_polls as f64).collect();
+    let longest: Vec<f64> = reported.iter().filter_map(|(_, s)| s.longest_ms).collect();
+    let silent = names(cases, |case| case.stalls.is_none());
+    let mut sentence = format!(
+        "During `{route}` the servers' own stall detectors reported {} slow polls",
+        range(&counts, 0)
+    );
+    if !longest.is_empty() {
+        sentence.push_str(&format!(", the longest {} ms", range(&longest, 0)));
+    }
+    if !silent.is_empty() {
+        sentence.push_str(&format!("; not reported by {}", silent.join(", ")));
+    }
+    sentence.push('.');
+    Some(sentence)
 }
 
 /// What the open-loop probe saw beside the closed loop, if it ran.

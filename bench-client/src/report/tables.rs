@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::findings::findings;
 use super::plots;
 use super::text::{
-    cell, kernel_note, latency, reactor_threads, verdict, where_it_ran, with_failed,
+    cell, kernel_note, latency, reactor_threads, stalls, verdict, where_it_ran, with_failed,
 };
 use super::{Report, SweepReport};
 use crate::bench::{Case, HEAD_START};
@@ -114,13 +114,13 @@ fn failures(failures: &[Failure], with_threads: bool) -> String {
 pub fn comparison_table(report: &Report) -> String {
     let mut out = String::from(
         "| stack | runtime (reactor threads) | route | where the sleep ran | wall ms | × ideal | ok/err \
-         | ping samples | ping p50 | p95 | max | verdict |\n\
-         |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         | ping samples | ping p50 | p95 | max | verdict | stalls the server saw |\n\
+         |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
     for case in &report.cases {
         let _ = writeln!(
             out,
-            "| {} | {} ({}) | {} | {} | {:.1} | {} | {}/{} | {} | {} |",
+            "| {} | {} ({}) | {} | {} | {:.1} | {} | {}/{} | {} | {} | {} |",
             cell(&case.target),
             cell(case.runtime.as_deref().unwrap_or("?")),
             case.reactor_threads,
@@ -133,6 +133,7 @@ pub fn comparison_table(report: &Report) -> String {
             case.err,
             closed_loop_cells(case.closed_loop.as_ref()),
             verdict(case),
+            stalls(case.stalls.as_ref()),
         );
     }
     let disturbed: Vec<String> = (report.cases.iter())
@@ -144,7 +145,7 @@ pub fn comparison_table(report: &Report) -> String {
     for (failure, route) in failed_cases(report) {
         let _ = writeln!(
             out,
-            "| {} | ? ({}) | {route} | failed: see Failures | - | - | - | - | - | - | - | failed |",
+            "| {} | ? ({}) | {route} | failed: see Failures | - | - | - | - | - | - | - | failed | - |",
             cell(&failure.target),
             failure.reactor_threads,
         );
@@ -154,7 +155,10 @@ pub fn comparison_table(report: &Report) -> String {
          The verdict is `serialised` when the wall time is nearer the serialised ideal, \
          ⌈N / threads⌉ × sleep, than one sleep (the line is their geometric mean); a case in \
          which any request failed is `failed`, with the count, whatever its wall time. Ping \
-         latencies are in ms; percentiles use the original bench's nearest-rank rule.\n",
+         latencies are in ms; percentiles use the original bench's nearest-rank rule. The \
+         last column is what the server's own stall detector (`GET /stalls`) reported for \
+         the case: polls of a request future that held a reactor thread past its threshold \
+         (100 ms by default; asyncio's debug mode on the FastAPI app).\n",
     );
     if !disturbed.is_empty() {
         let _ = writeln!(

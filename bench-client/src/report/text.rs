@@ -2,6 +2,7 @@
 
 use crate::bench::Case;
 use crate::kernel::TcpCounters;
+use crate::stalls::StallsSeen;
 use crate::stats::Verdict;
 
 /// A latency in ms for a table: one decimal, two below 1 ms (loopback pings take tens of µs);
@@ -57,6 +58,27 @@ pub fn kernel_note(counters: Option<TcpCounters>) -> Option<String> {
         .map(|(count, what)| format!("{count} {what}"))
         .collect();
     Some(format!("kernel: {}", said.join(", ")))
+}
+
+/// What the server's own stall detector said of a case: "10 slow polls, longest 501 ms",
+/// "none", "off", or "not reported" by a server without `/stalls`.
+pub fn stalls(seen: Option<&StallsSeen>) -> String {
+    match seen {
+        None => "not reported".to_owned(),
+        Some(seen) if seen.threshold_ms <= 0.0 => "off".to_owned(),
+        Some(seen) if seen.slow_polls == 0 => "none".to_owned(),
+        Some(seen) => {
+            let polls = if seen.slow_polls == 1 {
+                "poll"
+            } else {
+                "polls"
+            };
+            match seen.longest_ms {
+                Some(ms) => format!("{} slow {polls}, longest {ms:.0} ms", seen.slow_polls),
+                None => format!("{} slow {polls}", seen.slow_polls),
+            }
+        }
+    }
 }
 
 /// "reactor: main", "pool: blocking-* (10 threads)", or what is known.
