@@ -96,6 +96,13 @@ pub struct OpenLoopStats {
     pub max_ms: Option<f64>,
     /// The latest any ping left after its scheduled time: the probe's own drift.
     pub max_send_lag_ms: Option<f64>,
+    /// The 99th percentile (nearest rank) of how late the pings left: under a tenth of a
+    /// millisecond, the open loop's figures are the server's, not the client's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_send_lag_ms: Option<f64>,
+    /// How late each ping left after its scheduled time, in schedule order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub send_lag_ms: Vec<f64>,
     /// Every latency from its scheduled send time, in schedule order.
     pub raw_ms: Vec<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -122,6 +129,12 @@ impl OpenLoopStats {
             p99_ms: quantile(0.99),
             max_ms,
             max_send_lag_ms: record.send_lag_ms.iter().copied().reduce(f64::max),
+            p99_send_lag_ms: {
+                let mut lags = record.send_lag_ms.clone();
+                lags.sort_by(f64::total_cmp);
+                percentile(&lags, 99.0)
+            },
+            send_lag_ms: record.send_lag_ms,
             raw_ms: record.latencies_ms,
             error_reasons: record.errors,
         }

@@ -76,3 +76,41 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
         closed.latencies_ms.len()
     );
 }
+
+/// A stub that answers at once, for the probe's own timing.
+async fn fast_stub() -> Endpoint {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let service = service_fn(|_: Request<hyper::body::Incoming>| async {
+                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{}"))))
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap()
+}
+
+/// The clock thread sends each ping within a millisecond of its time (p99): a generous
+/// bound for a test on a shared machine; the results run reports the real figure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pings_leave_on_time_below_a_millisecond() {
+    let endpoint = fast_stub().await;
+    let probe = open::start(endpoint, Duration::from_millis(5));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let record = probe.stop().await;
+    assert!(record.errors.is_empty(), "{:?}", record.errors);
+    assert_eq!(record.send_lag_ms.len(), record.sent);
+    let mut lags = record.send_lag_ms.clone();
+    lags.sort_by(f64::total_cmp);
+    let p99 = lags[(lags.len() * 99 / 100).min(lags.len() - 1)];
+    assert!(p99 < 1.0, "p99 send lag {p99:.3} ms: {lags:?}");
+}
