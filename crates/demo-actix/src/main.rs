@@ -7,9 +7,11 @@
 //! - Offload: `actix_web::web::block`, which is tokio's `spawn_blocking` on that worker's
 //!   runtime: a pool per worker of max(512 / cores, 1) threads, 256 on a 2-core machine;
 //!   `--blocking-threads K` makes it K per worker (`worker_max_blocking_threads`, below).
+//! - Stalls: `wrap_fn` times every poll of every request under the resource actix-web
+//!   matched (`for_actix::watch_request`, `--stall-ms`); `GET /stalls` reports them.
 
 use actix_web::{App, HttpServer, web};
-use demo_contract::for_actix::{self, get, unmatched};
+use demo_contract::for_actix::{self, get, unmatched, watch_request};
 use demo_contract::for_tokio::Shutdown;
 use demo_contract::{Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Stack, Work};
 
@@ -61,7 +63,9 @@ fn main() -> std::io::Result<()> {
                 .service(get(Route::Bad, bad))
                 .service(get(Route::OkBlocking, ok_blocking))
                 .service(get(Route::OkAwait, ok_await))
+                .service(get(Route::Stalls, for_actix::stalls))
                 .default_service(web::to(unmatched))
+                .wrap_fn(move |req, service| watch_request(&demo, req, service))
         })
         .workers(args.threads)
         // We handle SIGINT/SIGTERM ourselves, installed before the readiness line, and bound

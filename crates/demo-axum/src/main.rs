@@ -6,11 +6,14 @@
 //! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads, idle
 //!   ones kept for 10 s; `--blocking-threads` sets that limit (`max_blocking_threads`, in
 //!   `for_tokio::runtime`).
+//! - Stalls: a middleware times every poll of every request under the route axum matched
+//!   (`for_axum::watch_request`, `--stall-ms`); `GET /stalls` reports them.
 
 use axum::Router;
 use axum::extract::State;
+use axum::middleware::from_fn_with_state;
 use axum::routing::get;
-use demo_contract::for_axum::unmatched;
+use demo_contract::for_axum::{self, unmatched};
 use demo_contract::for_tokio::{self, Shutdown};
 use demo_contract::{Demo, Pong, Route, Sleep, Stack, Work};
 use tokio::net::TcpListener;
@@ -59,13 +62,15 @@ fn main() -> std::io::Result<()> {
     let mut app = Router::new()
         .route(Route::Ping.path(), get(ping))
         .route(Route::Bad.path(), get(bad))
-        .route(Route::OkAwait.path(), get(ok_await));
+        .route(Route::OkAwait.path(), get(ok_await))
+        .route(Route::Stalls.path(), get(for_axum::stalls));
     for path in Route::OkBlocking.paths() {
         app = app.route(path, get(ok_blocking));
     }
     let app = app
         .fallback(unmatched)
         .method_not_allowed_fallback(unmatched)
+        .layer(from_fn_with_state(demo, for_axum::watch_request))
         .with_state(demo);
 
     runtime.block_on(async {

@@ -9,10 +9,13 @@ use crate::{MAX_SLEEP_MS, Stack};
 /// size it reads from its environment variable to `1..=10000`; every stack takes that range.
 const MAX_BLOCKING_THREADS: u64 = 10_000;
 
+/// The largest `--stall-ms`: a minute. A poll held longer than that is a hang, not a stall.
+const MAX_STALL_MS: u64 = 60_000;
+
 /// The command line every server takes (the CLI of the route contract, `docs/contract.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
 #[command(
-    after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await; \
+    after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /stalls; \
                   work routes take ?ms=0..10000.\n\
                   Prints `listening on http://HOST:PORT` on stdout once it accepts connections; \
                   SIGINT or SIGTERM stop it gracefully."
@@ -37,6 +40,11 @@ pub struct Args {
     /// Threads of the offload pool (the runtime's blocking pool) [default: the runtime's own]
     #[arg(long, value_name = "K", value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_BLOCKING_THREADS))]
     pub blocking_threads: Option<usize>,
+
+    /// Log and count (GET /stalls) every poll of a request future that holds its thread longer
+    /// than N ms; 0 turns the detector off. The default is asyncio's `slow_callback_duration`
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=MAX_STALL_MS))]
+    pub stall_ms: u64,
 }
 
 impl Args {
@@ -91,6 +99,7 @@ mod tests {
         assert_eq!(args.threads, 1);
         assert_eq!(args.sleep_ms, 500);
         assert_eq!(args.blocking_threads, None, "the runtime's own pool size");
+        assert_eq!(args.stall_ms, 100, "asyncio's slow_callback_duration");
     }
 
     #[test]
@@ -106,12 +115,19 @@ mod tests {
             "20",
             "--blocking-threads",
             "3",
+            "--stall-ms",
+            "250",
         ])
         .unwrap();
         assert_eq!(args.addr(), "0.0.0.0:0".parse().unwrap());
         assert_eq!(args.threads, 4);
         assert_eq!(args.sleep_ms, 20);
         assert_eq!(args.blocking_threads, Some(3));
+        assert_eq!(args.stall_ms, 250);
+        for edge in ["0", "60000"] {
+            let args = parse(&["--stall-ms", edge]).unwrap();
+            assert_eq!(args.stall_ms, edge.parse::<u64>().unwrap());
+        }
         for edge in ["1", "10000"] {
             let args = parse(&["--blocking-threads", edge]).unwrap();
             assert_eq!(args.blocking_threads, Some(edge.parse().unwrap()));
@@ -128,6 +144,9 @@ mod tests {
             &["--blocking-threads", "0"],
             &["--blocking-threads", "10001"],
             &["--blocking-threads", "-1"],
+            &["--stall-ms", "60001"],
+            &["--stall-ms", "-1"],
+            &["--stall-ms", "1.5"],
             &["--host", "nowhere"],
             &["--frobnicate"],
         ] {
@@ -143,5 +162,7 @@ mod tests {
         assert!(help.contains("a test server"), "{help}");
         assert!(help.contains("--sleep-ms"), "{help}");
         assert!(help.contains("--blocking-threads <K>"), "{help}");
+        assert!(help.contains("--stall-ms <N>"), "{help}");
+        assert!(help.contains("/stalls"), "{help}");
     }
 }

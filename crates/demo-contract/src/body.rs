@@ -23,6 +23,12 @@ pub struct Work {
     pub on_reactor: bool,
 }
 
+/// The body of `GET /stalls`: the stall detector's counters, already JSON, exactly as
+/// `reactor_watch::Watch::stalls_json` renders them (`docs/contract.md` says what each field
+/// means).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StallsJson(pub String);
+
 /// An error answer: `{"error": "..."}` with a 4xx status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiError {
@@ -40,11 +46,15 @@ impl ApiError {
     }
 
     pub fn not_found(path: &str) -> Self {
+        let paths: Vec<&str> = crate::Route::ALL
+            .iter()
+            .flat_map(|route| route.paths())
+            .copied()
+            .collect();
+        let (last, others) = paths.split_last().expect("there are routes");
         ApiError {
             status: 404,
-            error: format!(
-                "no route at {path:?}; try /ping, /bad, /ok-blocking, /ok-def or /ok-await"
-            ),
+            error: format!("no route at {path:?}; try {} or {last}", others.join(", ")),
         }
     }
 
@@ -91,7 +101,16 @@ mod tests {
     #[test]
     fn unmatched_tells_405_from_404() {
         assert_eq!(ApiError::unmatched("POST", "/ok-def").status, 405);
+        assert_eq!(ApiError::unmatched("POST", "/stalls").status, 405);
         assert_eq!(ApiError::unmatched("GET", "/nope").status, 404);
+    }
+
+    #[test]
+    fn not_found_lists_every_path() {
+        assert_eq!(
+            ApiError::not_found("/nope").error,
+            r#"no route at "/nope"; try /ping, /bad, /ok-blocking, /ok-def, /ok-await or /stalls"#
+        );
     }
 
     #[test]

@@ -1,21 +1,21 @@
-//! actix-web glue: [`Sleep`] as an extractor, the bodies as responses, JSON 404/405, and a
-//! graceful stop on our own signal handlers.
+//! actix-web glue: [`Sleep`] as an extractor, the bodies as responses, JSON 404/405, the
+//! stall detector's middleware, and a graceful stop on our own signal handlers.
 
 use std::future::{Ready, ready};
 use std::io;
 
 use actix_web::body::BoxBody;
-use actix_web::dev::{Payload, Server};
+use actix_web::dev::{Payload, Server, Service, ServiceRequest};
 use actix_web::http::StatusCode;
 use actix_web::web::{self, Data};
 use actix_web::{
     FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, ResponseError,
 };
-use serde::Serialize;
+use reactor_watch::Watched;
 
 use crate::body::to_json;
 use crate::for_tokio::Shutdown;
-use crate::{ApiError, Demo, Pong, Route, Sleep, Work};
+use crate::{ApiError, Demo, Pong, Route, Sleep, StallsJson, Work};
 
 /// Extractors run on the worker thread that polls the handler: the right place to mark it.
 impl FromRequest for Sleep {
@@ -30,23 +30,30 @@ impl FromRequest for Sleep {
     }
 }
 
-fn json(status: u16, body: &impl Serialize) -> HttpResponse {
+fn json(status: u16, body: Vec<u8>) -> HttpResponse {
     HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
         .content_type("application/json")
-        .body(to_json(body))
+        .body(body)
 }
 
 impl Responder for Pong {
     type Body = BoxBody;
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
-        json(200, &self)
+        json(200, to_json(&self))
     }
 }
 
 impl Responder for Work {
     type Body = BoxBody;
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
-        json(200, &self)
+        json(200, to_json(&self))
+    }
+}
+
+impl Responder for StallsJson {
+    type Body = BoxBody;
+    fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, self.0.into_bytes())
     }
 }
 
@@ -62,7 +69,7 @@ impl ResponseError for ApiError {
         StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
     fn error_response(&self) -> HttpResponse {
-        json(self.status, self)
+        json(self.status, to_json(self))
     }
 }
 
@@ -72,16 +79,42 @@ pub async fn unmatched(req: HttpRequest) -> ApiError {
     ApiError::unmatched(req.method().as_str(), req.path())
 }
 
-/// The resource for `route` at all its paths, answering GET with `handler`.
-pub fn get<F, Args>(route: Route, handler: F) -> Resource
+/// `GET /stalls`: the stall detector's counters.
+pub async fn stalls(demo: Data<Demo>) -> StallsJson {
+    demo.stalls()
+}
+
+/// The resources for `route`, answering GET with `handler`: one per path, so that
+/// `match_pattern` names the alias requested (a resource at several paths is named by its
+/// first).
+pub fn get<F, Args>(route: Route, handler: F) -> Vec<Resource>
 where
     F: Handler<Args>,
     Args: FromRequest + 'static,
     F::Output: Responder + 'static,
 {
-    web::resource(route.paths().to_vec())
-        .route(web::get().to(handler))
-        .default_service(web::to(unmatched))
+    route
+        .paths()
+        .iter()
+        .map(|&path| {
+            web::resource(path)
+                .route(web::get().to(handler.clone()))
+                .default_service(web::to(unmatched))
+        })
+        .collect()
+}
+
+/// For `App::wrap_fn`: times every poll of the rest of the request, handler included, under
+/// the resource pattern actix-web matched (`match_pattern`; none for the default service).
+pub fn watch_request<S: Service<ServiceRequest>>(
+    demo: &Demo,
+    req: ServiceRequest,
+    service: &S,
+) -> Watched<S::Future> {
+    let label = demo
+        .watch
+        .label(req.method().as_str(), req.match_pattern().as_deref());
+    demo.watch.wrap(label, service.call(req))
 }
 
 /// Runs the server until SIGINT or SIGTERM, then stops it gracefully (its

@@ -1,6 +1,7 @@
 //! One hyper 1 service adapter for the three hyper servers: routing, validation, JSON bodies,
-//! the accept loop and the graceful stop. Each server brings its four handlers (as
-//! [`Handlers`]), its listener, its way to spawn a task and its timer.
+//! `/stalls` and the stall detector's wrapper, the accept loop and the graceful stop. Each
+//! server brings its four handlers (as [`Handlers`]), its listener, its way to spawn a task
+//! and its timer.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -18,7 +19,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::server::graceful::GracefulShutdown;
-use serde::Serialize;
 
 use crate::body::to_json;
 use crate::{ApiError, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Work};
@@ -36,35 +36,37 @@ pub trait Handlers: Send + Sync + 'static {
 /// A spawned connection task.
 pub type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Answers one request.
+/// Answers one request, whose path matched `route` (`None`: no route).
 pub async fn respond<H: Handlers, B>(
     handlers: &H,
     demo: &Demo,
+    route: Option<Route>,
     req: &Request<B>,
 ) -> Response<Full<Bytes>> {
-    let path = req.uri().path();
-    let Some(route) = Route::from_path(path).filter(|_| req.method() == Method::GET) else {
-        let error = ApiError::unmatched(req.method().as_str(), path);
-        return json(error.status, &error);
+    let Some(route) = route.filter(|_| req.method() == Method::GET) else {
+        let error = ApiError::unmatched(req.method().as_str(), req.uri().path());
+        return json(error.status, to_json(&error));
     };
-    if route == Route::Ping {
-        return json(200, &handlers.ping(demo).await);
+    match route {
+        Route::Ping => return json(200, to_json(&handlers.ping(demo).await)),
+        Route::Stalls => return json(200, demo.stalls().0.into_bytes()),
+        Route::Bad | Route::OkBlocking | Route::OkAwait => {}
     }
     let duration = match demo.mark_reactor_and_read_sleep(req.uri().query()) {
         Ok(Sleep(duration)) => duration,
-        Err(error) => return json(error.status, &error),
+        Err(error) => return json(error.status, to_json(&error)),
     };
     let work = match route {
         Route::Bad => handlers.bad(duration).await,
         Route::OkBlocking => handlers.ok_blocking(duration).await,
         Route::OkAwait => handlers.ok_await(duration).await,
-        Route::Ping => unreachable!("/ping is answered above, without a sleep"),
+        Route::Ping | Route::Stalls => unreachable!("answered above, without a sleep"),
     };
-    json(200, &work)
+    json(200, to_json(&work))
 }
 
-fn json(status: u16, body: &impl Serialize) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(to_json(body))));
+fn json(status: u16, body: Vec<u8>) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() =
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     response.headers_mut().insert(
@@ -119,7 +121,14 @@ pub async fn serve<H, I, T>(
         let handlers = handlers.clone();
         let service = service_fn(move |req: Request<Incoming>| {
             let handlers = handlers.clone();
-            async move { Ok::<_, Infallible>(respond(&*handlers, &demo, &req).await) }
+            // Routing is ours here: the path the route was matched at is its label.
+            let route = Route::from_path(req.uri().path());
+            let matched_path = route.map(|_| req.uri().path());
+            let label = demo.watch.label(req.method().as_str(), matched_path);
+            let response =
+                async move { Ok::<_, Infallible>(respond(&*handlers, &demo, route, &req).await) };
+            // Every poll of the response, handler included, is timed by the stall detector.
+            demo.watch.wrap(label, response)
         });
         let connection = http1::Builder::new()
             .timer(timer.clone())

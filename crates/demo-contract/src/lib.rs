@@ -2,14 +2,16 @@
 //! handlers on its own stack.
 //!
 //! The route contract (`docs/contract.md` at the repository's root), implemented once:
-//! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`) and `/ok-await`;
-//! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, `--blocking-threads`, parsed by
-//!   clap;
-//! - [`Pong`], [`Work`] and [`ApiError`]: the JSON bodies;
+//! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`), `/ok-await` and
+//!   `/stalls`;
+//! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, `--blocking-threads`,
+//!   `--stall-ms`, parsed by clap;
+//! - [`Pong`], [`Work`], [`StallsJson`] and [`ApiError`]: the JSON bodies;
 //! - [`parse_sleep`]: the `?ms=` rule, 0..=10000, anything else a 400;
 //! - [`Demo::announce`]: the readiness line `listening on http://127.0.0.1:PORT`;
 //! - [`reactor`]: marking the threads that poll request futures, so that `on_reactor` is a fact
-//!   about the thread the sleep ran on, not a guess from the route's name.
+//!   about the thread the sleep ran on, not a guess from the route's name;
+//! - [`RequestWatch`]: the stall detector every request future is wrapped with.
 //!
 //! The `for_*` modules, each behind the feature of the same name, glue these to one stack.
 
@@ -18,11 +20,13 @@ mod body;
 pub mod reactor;
 mod route;
 mod sleep;
+mod watch;
 
 pub use args::Args;
-pub use body::{ApiError, Pong, Work};
+pub use body::{ApiError, Pong, StallsJson, Work};
 pub use route::Route;
 pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};
+pub use watch::RequestWatch;
 
 #[cfg(feature = "actix")]
 pub mod for_actix;
@@ -71,6 +75,7 @@ impl Stack {
             Route::Bad => "async fn + std::thread::sleep".to_owned(),
             Route::OkBlocking => format!("{} + std::thread::sleep", self.offload),
             Route::OkAwait => format!("{}(..).await", self.timer),
+            Route::Stalls => "reports the stall detector's counters".to_owned(),
         };
         let thread = std::thread::current();
         Work {
@@ -94,15 +99,22 @@ pub struct Demo {
     pub reactor_threads: usize,
     /// The sleep of a work route without `?ms=`.
     pub default_sleep: Duration,
+    /// The stall detector (`--stall-ms`). Made once per process and leaked: it lives as long
+    /// as the server anyway, and a `&'static` keeps `Demo` `Copy`, so copying it into a
+    /// handler copies a pointer instead of bumping a shared reference count per request.
+    pub watch: &'static RequestWatch,
 }
 
 impl Demo {
+    /// The server's setup from its command line; starts the stall detector (its watchdog
+    /// thread, unless `--stall-ms 0`).
     pub fn new(stack: &'static Stack, runtime: &'static str, args: &Args) -> Self {
         Demo {
             stack,
             runtime,
             reactor_threads: args.threads,
             default_sleep: Duration::from_millis(args.sleep_ms),
+            watch: Box::leak(Box::new(RequestWatch::start(args.stall_ms))),
         }
     }
 
@@ -114,6 +126,11 @@ impl Demo {
             runtime: self.runtime.to_owned(),
             reactor_threads: self.reactor_threads,
         }
+    }
+
+    /// The body of `/stalls`.
+    pub fn stalls(&self) -> StallsJson {
+        StallsJson(self.watch.stalls_json())
     }
 
     /// Marks the calling thread as a reactor thread, then reads the work route's sleep from
@@ -185,6 +202,26 @@ mod tests {
         timer: "timer::sleep",
     };
 
+    fn watch_off() -> &'static RequestWatch {
+        Box::leak(Box::new(RequestWatch::start(0)))
+    }
+
+    #[test]
+    fn demo_new_starts_the_watch_the_command_line_asks_for() {
+        let args = Args::try_parse_for(&STACK, ["demo-test", "--stall-ms", "0"]).unwrap();
+        let demo = Demo::new(&STACK, "test", &args);
+        assert_eq!(
+            demo.stalls().0,
+            r#"{"threshold_ms":0,"slow_polls":0,"longest_ms":0,"by_route":{},"still_running_reports":0}"#
+        );
+        let demo = Demo::new(
+            &STACK,
+            "test",
+            &Args::try_parse_for(&STACK, ["demo-test"]).unwrap(),
+        );
+        assert!(demo.stalls().0.starts_with(r#"{"threshold_ms":100,"#));
+    }
+
     #[test]
     fn listen_binds_a_free_port_non_blocking() {
         let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
@@ -226,6 +263,7 @@ mod tests {
             runtime: "test",
             reactor_threads: 1,
             default_sleep: Duration::from_millis(5),
+            watch: watch_off(),
         };
         std::thread::spawn(move || {
             assert!(!STACK.work_here(Route::Bad, Duration::ZERO).on_reactor);
@@ -247,6 +285,7 @@ mod tests {
             runtime: "test",
             reactor_threads: 1,
             default_sleep: Duration::ZERO,
+            watch: watch_off(),
         };
         std::thread::spawn(move || {
             let error = demo.mark_reactor_and_read_sleep(Some("ms=x")).unwrap_err();
@@ -264,6 +303,7 @@ mod tests {
             runtime: "rt",
             reactor_threads: 3,
             default_sleep: Duration::ZERO,
+            watch: watch_off(),
         };
         let json = serde_json::to_string(&demo.pong()).unwrap();
         assert_eq!(

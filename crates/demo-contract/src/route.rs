@@ -1,4 +1,5 @@
-/// The four routes every server serves (the route contract, `docs/contract.md`).
+/// The routes every server serves (the route contract, `docs/contract.md`): the four of the
+/// lesson, and `/stalls`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// Returns at once: shows whether the reactor is free to answer.
@@ -9,11 +10,22 @@ pub enum Route {
     OkBlocking,
     /// The runtime's own async timer, awaited: nothing blocks.
     OkAwait,
+    /// The stall detector's counters (`--stall-ms`): not a work route, no `?ms=`.
+    Stalls,
 }
 
 impl Route {
     /// The routes that sleep, in the order the bench runs them.
     pub const WORK: [Route; 3] = [Route::Bad, Route::OkBlocking, Route::OkAwait];
+
+    /// Every route, in the order the 404 message lists them.
+    pub const ALL: [Route; 5] = [
+        Route::Ping,
+        Route::Bad,
+        Route::OkBlocking,
+        Route::OkAwait,
+        Route::Stalls,
+    ];
 
     /// The canonical path.
     pub const fn path(self) -> &'static str {
@@ -22,6 +34,7 @@ impl Route {
             Route::Bad => "/bad",
             Route::OkBlocking => "/ok-blocking",
             Route::OkAwait => "/ok-await",
+            Route::Stalls => "/stalls",
         }
     }
 
@@ -33,12 +46,13 @@ impl Route {
             Route::Bad => &["/bad"],
             Route::OkBlocking => &["/ok-blocking", "/ok-def"],
             Route::OkAwait => &["/ok-await"],
+            Route::Stalls => &["/stalls"],
         }
     }
 
     /// The route served at `path`, aliases included.
     pub fn from_path(path: &str) -> Option<Route> {
-        [Route::Ping, Route::Bad, Route::OkBlocking, Route::OkAwait]
+        Route::ALL
             .into_iter()
             .find(|route| route.paths().contains(&path))
     }
@@ -56,7 +70,7 @@ mod tests {
 
     #[test]
     fn every_path_maps_back_to_its_route() {
-        for route in [Route::Ping, Route::Bad, Route::OkBlocking, Route::OkAwait] {
+        for route in Route::ALL {
             for path in route.paths() {
                 assert_eq!(Route::from_path(path), Some(route), "{path}");
             }
@@ -71,7 +85,7 @@ mod tests {
 
     #[test]
     fn unknown_paths_are_not_routes() {
-        for path in ["/", "/pingx", "/bad/", "/ok_await", ""] {
+        for path in ["/", "/pingx", "/bad/", "/ok_await", "/stalls/", ""] {
             assert_eq!(Route::from_path(path), None, "{path}");
         }
     }

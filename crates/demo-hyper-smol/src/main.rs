@@ -7,6 +7,8 @@
 //! - Offload: `smol::unblock`, the `blocking` crate's pool: up to 500 threads;
 //!   `--blocking-threads` sets that limit (`blocking::set_max_blocking_threads`, through
 //!   `for_async_io::size_blocking_pool`).
+//! - Stalls: `for_hyper::serve` times every poll of every request under its route
+//!   (`--stall-ms`); `GET /stalls` reports them.
 
 use std::time::Duration;
 

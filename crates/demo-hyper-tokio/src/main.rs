@@ -6,6 +6,8 @@
 //! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads, idle
 //!   ones kept for 10 s; `--blocking-threads` sets that limit (`max_blocking_threads`, in
 //!   `for_tokio::runtime`).
+//! - Stalls: `for_hyper::serve` times every poll of every request under its route
+//!   (`--stall-ms`); `GET /stalls` reports them.
 
 use std::time::Duration;
 

@@ -5,7 +5,8 @@
 //! README's test command, `scripts/test.sh`, runs it). Where it found no python3, it sets
 //! `REFERENCE_APP=missing`, and these checks say they were skipped instead of failing. Left out: `--threads` (uvicorn's workers are processes,
 //! and the app refuses anything but one), malformed requests and running out of file
-//! descriptors (the Python servers' own business, not the lesson).
+//! descriptors (the Python servers' own business, not the lesson), and the stall detector's
+//! exact body and log lines (reactor-watch's; asyncio's debug mode writes its own).
 
 use std::path::PathBuf;
 
@@ -62,7 +63,11 @@ reference_checks!(
     sigterm_exits_0_promptly,
     sigint_exits_0_promptly,
     sigterm_lets_the_request_in_flight_finish,
-    binds_loopback_by_default_and_says_so
+    binds_loopback_by_default_and_says_so,
+    blocking_polls_are_counted_as_stalls,
+    slow_requests_with_short_polls_are_no_stalls,
+    a_block_under_the_threshold_is_no_stall,
+    stall_ms_0_turns_the_detector_off
 );
 
 /// The README's command for an app somebody else runs, `bench-client --url

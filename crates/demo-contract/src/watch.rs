@@ -1,0 +1,150 @@
+//! The stall detector of one server (`--stall-ms`, `GET /stalls`): a [`reactor_watch::Watch`]
+//! and the label of every request future it times.
+//!
+//! Each stack's glue wraps every request future with [`RequestWatch::wrap`], naming the route
+//! its router matched, so that a poll holding a reactor thread past the threshold is logged on
+//! stderr and counted under that route.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+use reactor_watch::{Config, Label, Watch, Watched};
+
+use crate::Route;
+
+/// The methods labelled by name; any other is labelled `OTHER`. Labels live as long as the
+/// process, so a client that invents methods must not be able to make new ones.
+const METHODS: [&str; 9] = [
+    "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+];
+const OTHER_METHOD: &str = "OTHER";
+
+/// The labels of one method.
+#[derive(Debug)]
+struct MethodLabels {
+    method: &'static str,
+    /// `METHOD PATH` for every path of every [`Route`], aliases included.
+    by_path: BTreeMap<&'static str, Label>,
+    /// `METHOD (unmatched)`: no route matched the path.
+    unmatched: Label,
+}
+
+impl MethodLabels {
+    fn new(method: &'static str) -> MethodLabels {
+        let by_path = Route::ALL
+            .iter()
+            .flat_map(|route| route.paths())
+            .map(|&path| (path, Label::new(&format!("{method} {path}"))))
+            .collect();
+        MethodLabels {
+            method,
+            by_path,
+            unmatched: Label::new(&format!("{method} (unmatched)")),
+        }
+    }
+}
+
+/// The stall detector of one server, with every label a request can get made once, at
+/// start-up: [`Label::new`] takes a process-wide lock, so nothing takes it per request.
+#[derive(Debug)]
+pub struct RequestWatch {
+    watch: Watch,
+    by_method: BTreeMap<&'static str, MethodLabels>,
+    other_method: MethodLabels,
+}
+
+impl RequestWatch {
+    /// Starts the detector with a threshold of `stall_ms` (0: off, no watchdog thread) and
+    /// makes the labels. Reports go to stderr.
+    pub fn start(stall_ms: u64) -> RequestWatch {
+        RequestWatch::with(Watch::start(Config::new(Duration::from_millis(stall_ms))))
+    }
+
+    /// The labels around an existing watch.
+    pub fn with(watch: Watch) -> RequestWatch {
+        RequestWatch {
+            watch,
+            by_method: METHODS
+                .into_iter()
+                .map(|method| (method, MethodLabels::new(method)))
+                .collect(),
+            other_method: MethodLabels::new(OTHER_METHOD),
+        }
+    }
+
+    /// The label of a request: `GET /bad`, with the path as the router matched it (`GET
+    /// /ok-def` for the alias), or `GET (unmatched)` when no route matched.
+    pub fn label(&self, method: &str, matched_path: Option<&str>) -> Label {
+        let labels = self.by_method.get(method).unwrap_or(&self.other_method);
+        match matched_path {
+            None => labels.unmatched,
+            Some(path) => match labels.by_path.get(path) {
+                Some(&label) => label,
+                // A path the router matched that no `Route` has: made now, under the lock.
+                None => Label::new(&format!("{} {path}", labels.method)),
+            },
+        }
+    }
+
+    /// Wraps a request future so that each of its polls is timed under `label` (from
+    /// [`RequestWatch::label`]). The handler runs inside these polls, so a handler that
+    /// blocks is caught.
+    pub fn wrap<F: Future>(&self, label: Label, future: F) -> Watched<F> {
+        self.watch.wrap(label, future)
+    }
+
+    /// The body of `GET /stalls`.
+    pub fn stalls_json(&self) -> String {
+        self.watch.stalls_json()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_the_method_and_the_matched_path() {
+        let watch = RequestWatch::with(Watch::disabled());
+        let name = |method, path| watch.label(method, path).name();
+        assert_eq!(name("GET", Some("/bad")), "GET /bad");
+        assert_eq!(name("GET", Some("/ok-def")), "GET /ok-def");
+        assert_eq!(name("POST", Some("/stalls")), "POST /stalls");
+        assert_eq!(name("GET", None), "GET (unmatched)");
+        assert_eq!(name("BREW", Some("/ping")), "OTHER /ping");
+        assert_eq!(name("BREW", None), "OTHER (unmatched)");
+        assert_eq!(name("GET", Some("/users/{id}")), "GET /users/{id}");
+    }
+
+    #[test]
+    fn a_blocking_poll_is_counted_under_its_label() {
+        let watch = RequestWatch::with(Watch::start(Config::new(Duration::from_millis(20))));
+        let blocking = watch.wrap(watch.label("GET", Some("/bad")), async {
+            std::thread::sleep(Duration::from_millis(60));
+        });
+        poll_once(blocking);
+        let json = watch.stalls_json();
+        assert!(
+            json.starts_with(r#"{"threshold_ms":20,"slow_polls":1,"#),
+            "{json}"
+        );
+        assert!(
+            json.contains(r#""by_route":{"GET /bad":{"slow_polls":1,"#),
+            "{json}"
+        );
+    }
+
+    /// Polls a future that never returns `Pending` to its end.
+    fn poll_once<F: Future>(future: F) -> F::Output {
+        use std::task::{Context, Poll, Waker};
+        let mut future = std::pin::pin!(future);
+        match future
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            Poll::Ready(output) => output,
+            Poll::Pending => panic!("the test future does not wait"),
+        }
+    }
+}
