@@ -161,24 +161,60 @@ impl std::fmt::Display for Verdict {
     }
 }
 
-/// The two ideals a burst of `n` sleeps on `threads` reactor threads is judged against.
+/// The ideals a burst is judged against: the two its verdict chooses between, and the best
+/// its route can do, which `× ideal` divides by.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Ideals {
-    /// Every request side by side: one sleep.
+    /// Sleeps: every request side by side, one sleep. CPU work: every core busy to the end,
+    /// N × work / cores.
     pub concurrent_ms: f64,
-    /// Each reactor thread working through its share one after another: N × sleep / threads,
-    /// rounded up to whole requests, ⌈N / threads⌉ × sleep (10 requests on 4 threads take
-    /// three sleeps, not two and a half).
+    /// Sleeps: each reactor thread working through its share one after another, rounded up
+    /// to whole requests, ⌈N / threads⌉ × sleep (10 requests on 4 threads take three sleeps,
+    /// not two and a half). CPU work: one core doing it all, N × work.
     pub serialised_ms: f64,
+    /// The fastest this route can finish the burst on this machine.
+    pub best_ms: f64,
+}
+
+/// Where a CPU route's work runs, which bounds how fast a burst of it can finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuPlace {
+    /// On the reactor threads, in the handler (`/bad-cpu`, `/ok-cpu-yield`): at best every
+    /// reactor thread on a core of its own, N × work / min(threads, cores).
+    Reactor,
+    /// On a pool of many threads (`/ok-cpu-blocking`) sharing the cores: N × work / cores.
+    ManyThreads,
+    /// On a pool of one thread per core (`/ok-cpu-pool`): whole rounds of `cores` requests,
+    /// ⌈N / cores⌉ × work.
+    CorePool,
 }
 
 impl Ideals {
+    /// The ideals of `n` sleeps of `sleep_ms` on `threads` reactor threads.
     pub fn new(n: usize, sleep_ms: u64, threads: usize) -> Ideals {
         let sleep = sleep_ms as f64;
         let rounds = n.div_ceil(threads.max(1)).max(1) as f64;
         Ideals {
             concurrent_ms: sleep,
             serialised_ms: sleep * rounds,
+            best_ms: sleep,
+        }
+    }
+
+    /// The ideals of `n` requests of `work_ms` of CPU each, run at `place`, with `threads`
+    /// reactor threads on `cores` cores: offloading CPU work does not make it cheaper, the
+    /// cores are the limit.
+    pub fn cpu(n: usize, work_ms: u64, threads: usize, cores: usize, place: CpuPlace) -> Ideals {
+        let (n_f, work, cores) = (n as f64, work_ms as f64, cores.max(1));
+        let best_ms = match place {
+            CpuPlace::Reactor => n_f * work / threads.clamp(1, cores) as f64,
+            CpuPlace::ManyThreads => n_f * work / cores as f64,
+            CpuPlace::CorePool => n.div_ceil(cores) as f64 * work,
+        };
+        Ideals {
+            concurrent_ms: n_f * work / cores as f64,
+            serialised_ms: n_f * work,
+            best_ms,
         }
     }
 
@@ -198,9 +234,10 @@ impl Ideals {
         }
     }
 
-    /// The wall time in sleeps: 1.0 is the concurrent ideal.
+    /// The wall time against the best the route can do: 1.0 is that ideal (for sleeps, one
+    /// sleep).
     pub fn times_ideal(&self, wall_ms: f64) -> Option<f64> {
-        (self.concurrent_ms > 0.0).then(|| wall_ms / self.concurrent_ms)
+        (self.best_ms > 0.0).then(|| wall_ms / self.best_ms)
     }
 }
 
@@ -330,6 +367,32 @@ mod tests {
         assert_eq!(ideals.verdict(5012.0, 1), Verdict::Failed);
         assert_eq!(ideals.verdict(2.8, 10), Verdict::Failed);
         assert_eq!(Verdict::Failed.to_string(), "failed");
+    }
+
+    #[test]
+    fn cpu_ideals_respect_the_cores() {
+        let pool = Ideals::cpu(10, 500, 1, 2, CpuPlace::CorePool);
+        assert_eq!(
+            (pool.best_ms, pool.concurrent_ms, pool.serialised_ms),
+            (2500.0, 2500.0, 5000.0)
+        );
+        assert_eq!(
+            Ideals::cpu(9, 500, 1, 2, CpuPlace::CorePool).best_ms,
+            2500.0
+        );
+        assert_eq!(
+            Ideals::cpu(9, 500, 1, 2, CpuPlace::ManyThreads).best_ms,
+            2250.0
+        );
+        let reactor = Ideals::cpu(10, 500, 1, 2, CpuPlace::Reactor);
+        assert_eq!(reactor.best_ms, 5000.0);
+        assert_eq!(reactor.verdict(5010.0, 0), Verdict::Serialised);
+        assert_eq!(pool.verdict(2510.0, 0), Verdict::Concurrent);
+        assert_eq!(
+            Ideals::cpu(10, 500, 4, 2, CpuPlace::Reactor).best_ms,
+            2500.0
+        );
+        assert_eq!(pool.times_ideal(2750.0), Some(1.1));
     }
 
     #[test]

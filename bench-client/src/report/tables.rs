@@ -38,6 +38,8 @@ pub fn results_markdown(report: &Report) -> String {
             let _ = writeln!(out, "![{route}]({})", plots::cdf_name(route));
         }
     }
+    out.push_str("\n## When the requests came back\n\n");
+    out.push_str(&request_table(report));
     let failed = failures(&report.failures, true);
     if !failed.is_empty() {
         out.push('\n');
@@ -225,6 +227,35 @@ pub fn probe_table(report: &Report) -> Option<String> {
          most (results.json has every ping's lag).\n",
     );
     Some(out)
+}
+
+/// Each case's request completion times: where the wall time is one figure, these show
+/// whether the requests came back together or in rounds.
+fn request_table(report: &Report) -> String {
+    let mut out = String::from(
+        "| stack | reactor threads | route | answered | p50 ms | p90 | p99 | max |\n\
+         |---|---:|---|---:|---:|---:|---:|---:|\n",
+    );
+    for case in &report.cases {
+        let times = &case.requests;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&case.target),
+            case.reactor_threads,
+            case.route,
+            with_failed(times.answered, case.err),
+            latency(times.p50_ms),
+            latency(times.p90_ms),
+            latency(times.p99_ms),
+            latency(times.max_ms),
+        );
+    }
+    out.push_str(
+        "\nEach request's time runs from the burst's first send to its answer (nearest-rank \
+         percentiles of the answered ones).\n",
+    );
+    out
 }
 
 /// Each case that was planned but not measured, with the first failure of its target:
