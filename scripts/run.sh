@@ -6,11 +6,14 @@
 #                            and the results block of README.md
 #   results/connect-before/  the same, with every burst connection accepted before the burst
 #   results/threads/         the thread matrix: the same cases at 1, 2 and 4 reactor threads
+#   results/cpu/             CPU-bound work: the four CPU routes at 1 and 2 reactor threads
 #   results/sweep/           the concurrency sweep, N = 1 .. 10,000, with its plots
 #   results/scale-500ms/     N = 1,000 and 10,000 with a 500 ms sleep, where the sleep, not
-#                            opening connections, dominates the wall time
+#                            the requests' own cost, should set the wall time
 #   results/staircase/       the bounded pool: /ok-def on a 40-thread pool (the size of the
 #                            threadpool behind FastAPI's plain `def`), N = 10 .. 200, 100 ms
+#   results/detector-on/, results/detector-off/
+#                            /ok-await at N = 1,000 with the stall detector on and off: its cost
 # With arguments, runs `bench-client ARGS...` instead (see `scripts/run.sh --help` and
 # `scripts/run.sh sweep --help`), which leaves the README alone.
 set -euo pipefail
@@ -25,7 +28,10 @@ fi
 "$bench" --readme README.md
 "$bench" --connect before --out results/connect-before
 "$bench" --threads 1,2,4 --out results/threads
+"$bench" --routes /bad-cpu,/ok-cpu-blocking,/ok-cpu-yield,/ok-cpu-pool --threads 1,2 --out results/cpu
 "$bench" sweep --out results/sweep
 "$bench" sweep --routes /ok-blocking,/ok-await -n 1000,10000 --sleep-ms 500 --out results/scale-500ms
 "$bench" sweep --servers all --blocking-threads 40 --sleep-ms 100 \
     --routes /ok-def,/ok-await -n 10,20,40,41,80,81,120,160,200 --out results/staircase
+"$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms 100 --out results/detector-on
+"$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms 0 --out results/detector-off
