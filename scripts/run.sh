@@ -13,7 +13,8 @@
 #   results/staircase/       the bounded pool: /ok-def on a 40-thread pool (the size of the
 #                            threadpool behind FastAPI's plain `def`), N = 10 .. 200, 100 ms
 #   results/detector-on/, results/detector-off/
-#                            /ok-await at N = 1,000 with the stall detector on and off: its cost
+#                            the stall detector's cost: /ok-await with it on and off, its pings
+#                            at N = 10 and its wall time at N = 1,000 (n1000/)
 # With arguments, runs `bench-client ARGS...` instead (see `scripts/run.sh --help` and
 # `scripts/run.sh sweep --help`), which leaves the README alone.
 set -euo pipefail
@@ -33,5 +34,8 @@ fi
 "$bench" sweep --routes /ok-blocking,/ok-await -n 1000,10000 --sleep-ms 500 --out results/scale-500ms
 "$bench" sweep --servers all --blocking-threads 40 --sleep-ms 100 \
     --routes /ok-def,/ok-await -n 10,20,40,41,80,81,120,160,200 --out results/staircase
-"$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms 100 --out results/detector-on
-"$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms 0 --out results/detector-off
+for stall_ms in 100 0; do
+    [ "$stall_ms" -eq 0 ] && out=results/detector-off || out=results/detector-on
+    "$bench" --servers all --routes /ok-await --stall-ms "$stall_ms" --out "$out"
+    "$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms "$stall_ms" --out "$out/n1000"
+done
