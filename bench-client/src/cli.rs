@@ -10,6 +10,7 @@ use crate::bench::{self, HEAD_START, Plan};
 use crate::burst::Connect;
 use crate::http::Endpoint;
 use crate::probe::ProbeChoice;
+use crate::rest::RestPlan;
 use crate::sweep::{self, SweepPlan};
 use crate::target::{self, REFERENCES, SERVERS, Target};
 use crate::work::WorkPath;
@@ -153,6 +154,37 @@ pub enum Command {
     /// The concurrency sweep: each work route at each N on each server (no pinger), with a
     /// table and an SVG plot (wall time against N, log axes) per route
     Sweep(SweepArgs),
+    /// At rest: a lone /ping on each demo server at pauses of 0, 1, 10 and 50 ms (both
+    /// probes), and each server thread's wake-ups per request
+    Rest(RestArgs),
+}
+
+/// `bench-client rest`.
+#[derive(Debug, clap::Args)]
+pub struct RestArgs {
+    #[command(flatten)]
+    pub spawn: ServerArgs,
+
+    /// The pauses between pings, in ms, comma-separated
+    #[arg(long, value_delimiter = ',', default_values_t = RestPlan::default().pauses_ms, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub pauses_ms: Vec<u64>,
+
+    /// How long each probe runs at each pause, in ms
+    #[arg(long, default_value_t = RestPlan::default().probe_ms, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub probe_ms: u64,
+
+    /// Folder for REST.md and rest.json
+    #[arg(long, default_value = "results/rest")]
+    pub out: PathBuf,
+}
+
+impl RestArgs {
+    pub fn plan(&self) -> RestPlan {
+        RestPlan {
+            pauses_ms: self.pauses_ms.clone(),
+            probe_ms: self.probe_ms,
+        }
+    }
 }
 
 /// `bench-client sweep`.

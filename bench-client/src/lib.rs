@@ -11,6 +11,7 @@
 //! - [`burst`]: N concurrent requests of one route;
 //! - [`bench`]: the comparison, the original experiment; [`sweep`]: the concurrency sweep;
 //! - [`stalls`]: what a server's own stall detector reported during each case;
+//! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
 //! - [`stats`]: percentiles, summaries and verdicts, derived in one place;
 //! - [`report`]: the terminal, tables, findings, README block, plots and files;
 //!   [`plot`]: drawing the SVG figures;
@@ -28,6 +29,7 @@ pub mod kernel;
 pub mod plot;
 pub mod probe;
 pub mod report;
+pub mod rest;
 pub mod session;
 pub mod stalls;
 pub mod stats;

@@ -1,15 +1,16 @@
 //! `bench-client`: the full comparison by default; `--help` explains the experiment.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use bench_client::bench::{self, HEAD_START};
-use bench_client::cli::{Cli, Command, SweepArgs};
+use bench_client::cli::{Cli, Command, RestArgs, SweepArgs};
 use bench_client::environment::Environment;
-use bench_client::report::{self, Report, SweepReport, Timing};
+use bench_client::report::{self, Report, RestReport, SweepReport, Timing};
 use bench_client::session::{Event, Outcome, PAUSE};
-use bench_client::sweep;
 use bench_client::target::SERVERS;
+use bench_client::{rest, sweep};
 use clap::Parser as _;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         let work = async {
             match &cli.command {
                 Some(Command::Sweep(sweep)) => run_sweep(sweep).await,
+                Some(Command::Rest(rest)) => run_rest(rest).await,
                 None => run(&cli, &targets).await,
             }
         };
@@ -65,15 +67,34 @@ fn interrupted(signal: &str, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-async fn run_sweep(args: &SweepArgs) -> ExitCode {
-    let plan = args.plan();
-    let (targets, _) = args.spawn.targets(&SERVERS);
-    let mut on = |event: Event<'_, sweep::Point>| match event {
+/// Progress on stderr, for the runs that print no block per case.
+fn progress<T>(event: Event<'_, T>) {
+    match event {
         Event::Running { target, step } => eprintln!("{target} {step}"),
         Event::Failed(failure) => eprintln!("FAILED {}: {}", failure.target, failure.reason),
         Event::Starting { .. } | Event::Measured(_) => {}
-    };
-    let Outcome { measured, failures } = sweep::run(&targets, &plan, &mut on).await;
+    }
+}
+
+/// The exit of a run that wrote `written` into `out`: failure if the files could not be
+/// written or a target failed.
+fn finish(out: &Path, written: std::io::Result<()>, what: &str, all_measured: bool) -> ExitCode {
+    if let Err(error) = written {
+        eprintln!("bench-client: cannot write {}: {error}", out.display());
+        return ExitCode::FAILURE;
+    }
+    eprintln!("wrote {what} into {}", out.display());
+    if all_measured {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+async fn run_sweep(args: &SweepArgs) -> ExitCode {
+    let plan = args.plan();
+    let (targets, _) = args.spawn.targets(&SERVERS);
+    let Outcome { measured, failures } = sweep::run(&targets, &plan, &mut progress).await;
     let report = SweepReport {
         environment: Environment::capture(),
         plan,
@@ -81,19 +102,29 @@ async fn run_sweep(args: &SweepArgs) -> ExitCode {
         points: measured,
         failures,
     };
-    if let Err(error) = report.write(&args.out) {
-        eprintln!("bench-client: cannot write {}: {error}", args.out.display());
-        return ExitCode::FAILURE;
-    }
-    eprintln!(
-        "wrote {}/SWEEP.md, sweep.json and the plots",
-        args.out.display()
-    );
-    if report.failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let all_measured = report.failures.is_empty();
+    let what = "SWEEP.md, sweep.json and the plots";
+    finish(&args.out, report.write(&args.out), what, all_measured)
+}
+
+async fn run_rest(args: &RestArgs) -> ExitCode {
+    let plan = args.plan();
+    let (targets, _) = args.spawn.targets(&SERVERS);
+    let Outcome { measured, failures } = rest::run(&targets, &plan, &mut progress).await;
+    let report = RestReport {
+        environment: Environment::capture(),
+        plan,
+        command: command_line(),
+        points: measured,
+        failures,
+    };
+    let all_measured = report.failures.is_empty();
+    finish(
+        &args.out,
+        report.write(&args.out),
+        "REST.md and rest.json",
+        all_measured,
+    )
 }
 
 /// How this process was invoked, for the reports.

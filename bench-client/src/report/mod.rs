@@ -25,6 +25,7 @@ pub use files::write_atomically;
 
 use crate::bench::{Case, Plan};
 use crate::environment::Environment;
+use crate::rest::{RestPlan, RestPoint};
 use crate::session::Failure;
 use crate::sweep::{Point, SweepPlan};
 
@@ -72,6 +73,27 @@ pub struct SweepReport {
     pub command: String,
     pub points: Vec<Point>,
     pub failures: Vec<Failure>,
+}
+
+/// Everything one at-rest run produced: `rest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestReport {
+    pub environment: Environment,
+    pub plan: RestPlan,
+    pub command: String,
+    pub points: Vec<RestPoint>,
+    pub failures: Vec<Failure>,
+}
+
+impl RestReport {
+    /// Writes `REST.md` and `rest.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let outputs = [
+            ("rest.json".to_owned(), files::json(self)),
+            ("REST.md".to_owned(), tables::rest_markdown(self)),
+        ];
+        files::write_all(dir, &outputs)
+    }
 }
 
 impl Report {

@@ -7,7 +7,7 @@ use super::plots;
 use super::text::{
     cell, kernel_note, latency, reactor_threads, stalls, verdict, where_it_ran, with_failed,
 };
-use super::{Report, SweepReport};
+use super::{Report, RestReport, SweepReport};
 use crate::bench::{Case, HEAD_START};
 use crate::burst::Connect;
 use crate::cpu::CpuUse;
@@ -412,6 +412,71 @@ fn cpu_cells(cpu: Option<CpuUse>) -> String {
     } else {
         format!("{:.0} | {server}", cpu.client_ms)
     }
+}
+
+/// `REST.md`: a lone `/ping` per stack at each pause, and the wake-ups behind it.
+pub fn rest_markdown(rest: &RestReport) -> String {
+    let mut out = String::from("# At rest\n\n");
+    let _ = writeln!(
+        out,
+        "Written by `{}`; every figure below comes from that run. Do not edit by hand.\n",
+        rest.command
+    );
+    out.push_str("## Environment\n\n");
+    out.push_str(&rest.environment.to_markdown());
+    let pauses: Vec<String> = rest
+        .plan
+        .pauses_ms
+        .iter()
+        .map(|ms| format!("{ms} ms"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n## Parameters\n\n- `GET /ping` alone, one reactor thread, the stall detector off; \
+         pauses of {} between pings; each probe runs {} ms at each pause\n",
+        pauses.join(", "),
+        rest.plan.probe_ms
+    );
+    out.push_str(
+        "## Latency and wake-ups\n\n\
+         | stack | pause ms | closed loop: pings | p50 µs | p90 | p99 | open loop: p50 µs | p99 \
+         | voluntary switches per ping, by server thread |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for point in &rest.points {
+        let micros =
+            |ms: Option<f64>| ms.map_or("-".to_owned(), |ms| format!("{:.0}", ms * 1000.0));
+        let open = point.open_loop.as_ref();
+        let wakeups: Vec<String> = (point.wakeups_per_ping.iter())
+            .map(|(thread, per)| format!("{}: {per:.2}", cell(thread)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&point.target),
+            point.pause_ms,
+            point.closed_loop.answered,
+            micros(point.closed_loop.p50_ms),
+            micros(point.closed_loop.p90_ms),
+            micros(point.closed_loop.p99_ms),
+            micros(open.and_then(|o| o.p50_ms)),
+            micros(open.and_then(|o| o.p99_ms)),
+            if wakeups.is_empty() {
+                "-".to_owned()
+            } else {
+                wakeups.join(", ")
+            },
+        );
+    }
+    out.push_str(
+        "\nThe closed loop sends a ping, waits for its answer, pauses, and sends the next; the \
+         open loop sends one every pause (not at 0 ms) and times it from its scheduled send. \
+         A thread's voluntary context switches (`/proc/PID/task/TID/status`) count the times \
+         it went to sleep and was woken: one per ping means the thread was woken for every \
+         request.\n",
+    );
+    out.push_str(&failures(&rest.failures, false));
+    out
 }
 
 /// The wall time of one point, "skipped", or "-" if it did not run.
