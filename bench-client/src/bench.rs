@@ -174,7 +174,7 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let wall_ms = burst.wall_ms();
     // The server's own count of reactor threads sets the serialised ideal.
     let threads = running.reactor_threads();
-    let ideals = Ideals::new(plan.concurrency, plan.sleep_ms, threads);
+    let ideals = ideals(route, plan, threads);
     let (sleep_thread, on_reactor) = where_it_ran(&burst.work());
     Case {
         target: running.label.clone(),
@@ -197,6 +197,21 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
         stalls,
         confounders,
     }
+}
+
+/// What a burst of `route` is judged against: sleeps against one sleep and a reactor thread's
+/// queue, CPU work against the machine's cores.
+pub fn ideals(route: WorkPath, plan: &Plan, threads: usize) -> Ideals {
+    let (n, ms) = (plan.concurrency, plan.sleep_ms);
+    match route.cpu_place() {
+        Some(place) => Ideals::cpu(n, ms, threads, cores(), place),
+        None => Ideals::new(n, ms, threads),
+    }
+}
+
+/// The cores this machine offers, which the servers beside us share.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// The thread names the server reported (distinct, sorted) and whether they all agree on

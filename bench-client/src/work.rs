@@ -7,6 +7,8 @@ use std::fmt;
 use demo_contract::Route;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::stats::CpuPlace;
+
 /// A work route and the path it is requested at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkPath {
@@ -22,6 +24,15 @@ impl WorkPath {
         WorkPath::canonical(Route::OkAwait),
     ];
 
+    /// The CPU routes at their canonical paths: `/bad-cpu`, `/ok-cpu-blocking`,
+    /// `/ok-cpu-yield`, `/ok-cpu-pool`.
+    pub const CPU: [WorkPath; 4] = [
+        WorkPath::canonical(Route::BadCpu),
+        WorkPath::canonical(Route::OkCpuBlocking),
+        WorkPath::canonical(Route::OkCpuYield),
+        WorkPath::canonical(Route::OkCpuPool),
+    ];
+
     /// `route` at its canonical path.
     pub const fn canonical(route: Route) -> WorkPath {
         WorkPath {
@@ -30,20 +41,19 @@ impl WorkPath {
         }
     }
 
-    /// The work route served at `path`, aliases included; `/ping` and unknown paths are not.
+    /// The work route served at `path`, aliases included; `/ping`, `/stalls` and unknown paths
+    /// are not.
     pub fn parse(path: &str) -> Result<WorkPath, String> {
         Route::WORK
             .into_iter()
+            .chain(Route::CPU)
             .find_map(|route| {
                 let path = route.paths().iter().find(|known| **known == path)?;
                 Some(WorkPath { route, path })
             })
             .ok_or_else(|| {
-                let known: Vec<&str> = Route::WORK
-                    .iter()
-                    .flat_map(|r| r.paths())
-                    .copied()
-                    .collect();
+                let routes = Route::WORK.iter().chain(&Route::CPU);
+                let known: Vec<&str> = routes.flat_map(|r| r.paths()).copied().collect();
                 format!(
                     "{path:?} is not a work route; choose from {}",
                     known.join(", ")
@@ -53,6 +63,16 @@ impl WorkPath {
 
     pub fn route(self) -> Route {
         self.route
+    }
+
+    /// Where a CPU route's work runs; `None` for the sleep routes.
+    pub fn cpu_place(self) -> Option<CpuPlace> {
+        match self.route {
+            Route::BadCpu | Route::OkCpuYield => Some(CpuPlace::Reactor),
+            Route::OkCpuBlocking => Some(CpuPlace::ManyThreads),
+            Route::OkCpuPool => Some(CpuPlace::CorePool),
+            _ => None,
+        }
     }
 
     /// The path sent, as given.
@@ -99,8 +119,16 @@ mod tests {
     }
 
     #[test]
+    fn cpu_routes_parse_and_say_where_they_run() {
+        let pool = WorkPath::parse("/ok-cpu-pool").unwrap();
+        assert_eq!(pool.cpu_place(), Some(CpuPlace::CorePool));
+        assert_eq!(WorkPath::WORK[0].cpu_place(), None);
+        assert_eq!(WorkPath::CPU.map(|r| r.path())[0], "/bad-cpu");
+    }
+
+    #[test]
     fn only_work_routes_parse() {
-        for path in ["/ping", "/nope", ""] {
+        for path in ["/ping", "/stalls", "/nope", ""] {
             let error = WorkPath::parse(path).unwrap_err();
             assert!(error.contains("not a work route"), "{error}");
         }

@@ -1,10 +1,13 @@
-"""The four demo routes on FastAPI: the original Python demonstration, beside the Rust stacks.
+"""The demo routes on FastAPI: the original Python demonstration, beside the Rust stacks.
 
 - Reactor: uvicorn with one worker runs one event loop (asyncio's, or uvloop's) on the main
   thread. That thread runs every `async def` handler, parses HTTP and drives the sockets and
   timers: it is the only reactor thread.
 - Offload: a plain `def` handler is not run on the loop: Starlette hands it to anyio's
   threadpool (`anyio.to_thread.run_sync`, 40 "AnyIO worker thread"s by default) and awaits it.
+- CPU: `/bad-cpu` on the loop, `/ok-cpu-blocking` on the threadpool (where the GIL lets one
+  thread compute at a time, the loop's included), `/ok-cpu-yield` on the loop with
+  `await asyncio.sleep(0)` every ~1 ms, `/ok-cpu-pool` in a process pool of one worker per core.
 
 Start it with serve.py, which sets SETTINGS before uvicorn loads the app.
 """
@@ -12,11 +15,18 @@ Start it with serve.py, which sets SETTINGS before uvicorn loads the app.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import hashlib
 import json
 import logging
+import multiprocessing
+import os
 import re
+import signal
+import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -26,7 +36,10 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 MAX_SLEEP_MS = 10_000
-ROUTES = ("/ping", "/bad", "/ok-blocking", "/ok-def", "/ok-await", "/stalls")
+ROUTES = (
+    "/ping", "/bad", "/ok-blocking", "/ok-def", "/ok-await",
+    "/bad-cpu", "/ok-cpu-blocking", "/ok-cpu-yield", "/ok-cpu-pool", "/stalls",
+)
 
 
 @dataclass
@@ -36,13 +49,14 @@ class Settings:
     http: str = "h11"  # the HTTP parser uvicorn was told to use
     sleep_ms: int = 500  # a work route's sleep without ?ms=
     blocking_threads: int | None = None  # the threadpool's size; None keeps anyio's 40
+    # sleep_ms is also the CPU time of a CPU route without ?ms=
     stall_ms: int = 100  # /stalls threshold; 0 turns the detector (and debug mode) off
 
 
 SETTINGS = Settings()
 
 
-# --- The four routes -------------------------------------------------------------------------
+# --- The sleep routes ------------------------------------------------------------------------
 
 app = FastAPI(
     docs_url=None, redoc_url=None, openapi_url=None,  # only the demo's routes exist
@@ -85,6 +99,39 @@ async def ok_await(request: Request):
     return work
 
 
+# --- The CPU routes --------------------------------------------------------------------------
+
+
+@app.get("/bad-cpu")
+async def bad_cpu(request: Request):
+    # Blocks the loop: the one thread that should serve every other request computes instead.
+    ms = sleep_ms(request)
+    return burn_here("/bad-cpu", "async def + burn", ms)
+
+
+@app.get("/ok-cpu-blocking")
+def ok_cpu_blocking(request: Request):
+    # Frees the loop in name only: the threadpool thread computes holding the GIL, which the
+    # loop thread needs too, so the loop gets a turn only every switch interval (5 ms).
+    ms = sleep_ms(request)
+    return burn_here("/ok-cpu-blocking", "def + burn", ms)
+
+
+@app.get("/ok-cpu-yield")
+async def ok_cpu_yield(request: Request):
+    # Shares the loop: after each ~1 ms slice `await asyncio.sleep(0)` lets it serve others.
+    ms = sleep_ms(request)
+    work = work_here("/ok-cpu-yield", "async def + burn in slices + await asyncio.sleep(0)", ms)
+    return with_cost(work, *await burn_in_slices(ms))
+
+
+@app.get("/ok-cpu-pool")
+async def ok_cpu_pool(request: Request):
+    # Frees the loop and the GIL: the work runs in a worker process, one per core, awaited.
+    ms = sleep_ms(request)
+    return await asyncio.get_running_loop().run_in_executor(_cpu_pool, burn_in_worker, ms)
+
+
 @app.get("/stalls")
 async def stalls():
     # Runs on the loop thread: what the stall detector has seen since start.
@@ -94,18 +141,20 @@ async def stalls():
 # --- What every work route shares --------------------------------------------------------------
 
 _loop_thread: int | None = None  # threading.get_ident() of the thread running the event loop
+_loop_pid: int | None = None  # and its process: a forked worker's one thread has the same ident
 
 
 def work_here(route: str, how: str, ms: int) -> dict:
-    """The body of a work route, written on the thread that is about to sleep (or wait).
-    `route` is the route's canonical path, as on the Rust servers: /ok-def answers /ok-blocking."""
+    """The body of a work route, written on the thread that is about to sleep (or wait, or
+    compute). `route` is the route's canonical path, as on the Rust servers: /ok-def answers
+    /ok-blocking."""
     return {
         "route": route,
         "how": how,
         "slept_ms": ms,
         "thread": threading.current_thread().name,
         # Found, not assumed: is this the thread that runs the event loop?
-        "on_reactor": threading.get_ident() == _loop_thread,
+        "on_reactor": threading.get_ident() == _loop_thread and os.getpid() == _loop_pid,
     }
 
 
@@ -129,6 +178,106 @@ def sleep_ms(request: Request) -> int:
         400,
         f"`ms` must be a whole number of milliseconds from 0 to {MAX_SLEEP_MS}, "
         f"got {json.dumps(value)}",
+    )
+
+
+# --- CPU work, measured on the thread's own CPU clock ------------------------------------------
+#
+# The same computation as the Rust servers' (demo_contract::cpu): a 64 KiB buffer hashed again
+# and again, each digest feeding the next pass, until the thread doing it has spent the CPU time
+# asked for on its own clock (time.thread_time, CLOCK_THREAD_CPUTIME_ID), so that a unit of work
+# is the same however many threads share the cores. Fed to blake2b in 1 KiB chunks: hashlib
+# releases the GIL only for 2 KiB or more at once, so the work holds the GIL as pure-Python
+# computation would.
+
+_BUFFER = memoryview(bytes(range(256)) * 256)  # 64 KiB
+_CHUNK = 1024
+_SLICE_S = 0.001  # CPU time of one slice of burn_in_slices: the longest the loop is held
+
+
+def _hash_for(cpu_s: float, digest: bytes) -> tuple[float, bytes]:
+    """Hashes on this thread until it has spent `cpu_s` of CPU time since the call, checking the
+    clock after each pass over the buffer; returns the CPU time spent and the last digest."""
+    start = time.thread_time()
+    used = 0.0
+    while used < cpu_s:
+        hasher = hashlib.blake2b(digest)
+        for at in range(0, len(_BUFFER), _CHUNK):
+            hasher.update(_BUFFER[at:at + _CHUNK])
+        digest = hasher.digest()
+        used = time.thread_time() - start
+    return used, digest
+
+
+def burn(ms: int) -> tuple[float, float]:
+    """Computes on this thread, at once, for `ms` of its CPU time: (cpu_ms, wall_ms)."""
+    start = time.perf_counter()
+    used, _ = _hash_for(ms / 1000, b"")
+    return used * 1000, (time.perf_counter() - start) * 1000
+
+
+async def burn_in_slices(ms: int) -> tuple[float, float]:
+    """The same in slices of about 1 ms of CPU time, yielding to the loop between them:
+    (cpu_ms summed over the slices, wall_ms)."""
+    start = time.perf_counter()
+    used, digest = 0.0, b""
+    while used < ms / 1000:
+        spent, digest = _hash_for(min(_SLICE_S, ms / 1000 - used), digest)
+        used += spent
+        if used < ms / 1000:
+            await asyncio.sleep(0)
+    return used * 1000, (time.perf_counter() - start) * 1000
+
+
+def with_cost(work: dict, cpu_ms: float, wall_ms: float) -> dict:
+    """A work body and what the work cost, as the Rust servers' CPU routes answer."""
+    return {**work, "cpu_ms": round(cpu_ms, 2), "work_wall_ms": round(wall_ms, 2)}
+
+
+def burn_here(route: str, how: str, ms: int) -> dict:
+    """The body of a CPU route, after computing here, at once, for `ms` of CPU time."""
+    work = work_here(route, how, ms)
+    return with_cost(work, *burn(ms))
+
+
+def burn_in_worker(ms: int) -> dict:
+    """/ok-cpu-pool's work, run in a pool worker process: named by its process."""
+    work = work_here("/ok-cpu-pool", f"async def + await run_in_executor(process pool of "
+                     f"{_cpu_workers()}) + burn", ms)
+    work["thread"] = f"process {os.getpid()} {threading.current_thread().name}"
+    return with_cost(work, *burn(ms))
+
+
+def _cpu_workers() -> int:
+    """One worker process per core this process may run on, as the Rust servers' rayon pool."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+_cpu_pool: ProcessPoolExecutor | None = None  # made in lifespan(), shut down when it ends
+
+
+def _cpu_worker_started() -> None:
+    """Runs first in each worker. A worker is a fork of the server: its signals are the
+    server's business. Ctrl-C reaches the whole process group, but the server shuts the pool
+    down; SIGTERM ends the worker; and on Linux the worker gets SIGTERM when the server dies,
+    even by SIGKILL, instead of living on with a copy of the listening socket."""
+    signal.set_wakeup_fd(-1)  # the loop's wake-up pipe belongs to the server
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _start_cpu_pool() -> ProcessPoolExecutor:
+    # fork, not Python's per-version default: the workers start at once from the loaded app,
+    # before the server has started any thread of its own.
+    return ProcessPoolExecutor(
+        max_workers=_cpu_workers(),
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_cpu_worker_started,
     )
 
 
@@ -279,13 +428,20 @@ app.add_middleware(RouteOfTask)
 @asynccontextmanager
 async def lifespan(app: FastAPI):
     """Runs on the loop thread before the first request: notes that thread, sizes the
-    threadpool (anyio keeps one default limiter per loop) and starts the stall detector."""
-    global _loop_thread
-    _loop_thread = threading.get_ident()
+    threadpool (anyio keeps one default limiter per loop), starts the CPU routes' process pool
+    and the stall detector. At exit, shuts the pool down."""
+    global _loop_thread, _loop_pid, _cpu_pool
+    _loop_thread, _loop_pid = threading.get_ident(), os.getpid()
     if SETTINGS.blocking_threads is not None:
         anyio.to_thread.current_default_thread_limiter().total_tokens = SETTINGS.blocking_threads
-    STALLS.start(asyncio.get_running_loop(), SETTINGS.stall_ms)
+    loop = asyncio.get_running_loop()
+    _cpu_pool = _start_cpu_pool()
+    # One trivial job per worker: every process is up before the first burst, which then does
+    # not pay for starting them.
+    await asyncio.gather(*(loop.run_in_executor(_cpu_pool, int) for _ in range(_cpu_workers())))
+    STALLS.start(loop, SETTINGS.stall_ms)
     try:
         yield
     finally:
         STALLS.stop()
+        _cpu_pool.shutdown(wait=True, cancel_futures=True)

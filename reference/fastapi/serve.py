@@ -68,9 +68,10 @@ def host(text: str) -> str:
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="serve.py",
-        description="FastAPI on uvicorn: the four demo routes, and /stalls.",
-        epilog="Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /stalls; "
-        "work routes take ?ms=0..10000. Prints `listening on http://HOST:PORT` on stdout "
+        description="FastAPI on uvicorn: the demo routes, and /stalls.",
+        epilog="Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /bad-cpu, "
+        "/ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls; the sleep and CPU routes take "
+        "?ms=0..10000. Prints `listening on http://HOST:PORT` on stdout "
         "once it accepts connections; SIGINT or SIGTERM stop it gracefully.",
     )
     parser.add_argument("--host", type=host, default="127.0.0.1",
@@ -80,7 +81,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=1,
                         help="reactor threads: only 1 (one uvicorn worker, one event loop)")
     parser.add_argument("--sleep-ms", type=ranged(0, demo.MAX_SLEEP_MS), default=500,
-                        help="sleep of a work route without ?ms=, in ms (default 500)")
+                        help="sleep of a work route (CPU time of a CPU route) without ?ms=, "
+                        "in ms (default 500)")
     parser.add_argument("--blocking-threads", type=ranged(1, 10_000), default=None, metavar="K",
                         help="size of the threadpool that runs `def` handlers "
                         "(anyio's default thread limiter; default: anyio's own, 40)")

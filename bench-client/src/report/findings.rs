@@ -4,9 +4,11 @@
 
 use super::Report;
 use super::text::{kernel_note, latency_range, range, reactor_threads};
+use crate::bench;
 use crate::bench::Case;
 use crate::stalls::StallsSeen;
-use crate::stats::{Ideals, OpenLoopStats, PingStats, Verdict};
+use crate::stats::{OpenLoopStats, PingStats, Verdict};
+use crate::work::WorkPath;
 
 /// Every finding of `report`, route by route, at each thread count.
 pub fn findings(report: &Report) -> Vec<String> {
@@ -27,7 +29,7 @@ pub fn findings(report: &Report) -> Vec<String> {
             } else {
                 String::new()
             };
-            sentences.extend(route_findings(report, &at, route.path(), &cases));
+            sentences.extend(route_findings(report, &at, *route, &cases));
         }
     }
     if !report.failures.is_empty() {
@@ -40,8 +42,9 @@ pub fn findings(report: &Report) -> Vec<String> {
 }
 
 /// The sentences about one route at one thread count; `at` leads the first of them.
-fn route_findings(report: &Report, at: &str, route: &str, cases: &[&Case]) -> Vec<String> {
-    let mut sentences = vec![verdict_finding(report, at, route, cases)];
+fn route_findings(report: &Report, at: &str, work: WorkPath, cases: &[&Case]) -> Vec<String> {
+    let mut sentences = vec![verdict_finding(report, at, work, cases)];
+    let route = work.path();
     let serialised = cases.iter().any(|case| case.verdict == Verdict::Serialised);
     if serialised && report.plan.sleep_ms > 0 {
         sentences.push(slowest_ping(report.plan.sleep_ms, route, cases));
@@ -55,18 +58,23 @@ fn route_findings(report: &Report, at: &str, route: &str, cases: &[&Case]) -> Ve
 }
 
 /// "`/bad` was serialised on all 5 stacks: wall … against …; the closed-loop pinger got …".
-fn verdict_finding(report: &Report, at: &str, route: &str, cases: &[&Case]) -> String {
+fn verdict_finding(report: &Report, at: &str, route: WorkPath, cases: &[&Case]) -> String {
     let plan = &report.plan;
     let serialised = names(cases, |case| case.verdict == Verdict::Serialised);
     let verdicts = verdicts(cases);
-    let against = if serialised.is_empty() {
-        format!("one sleep of {} ms", plan.sleep_ms)
-    } else {
-        let ideals = Ideals::new(plan.concurrency, plan.sleep_ms, cases[0].reactor_threads);
-        format!(
+    let ideals = bench::ideals(route, plan, cases[0].reactor_threads);
+    let against = match route.cpu_place() {
+        Some(_) => format!(
+            "{:.0} ms, the fastest it can be on {} cores, and {:.0} ms on one",
+            ideals.best_ms,
+            bench::cores(),
+            ideals.serialised_ms
+        ),
+        None if serialised.is_empty() => format!("one sleep of {} ms", plan.sleep_ms),
+        None => format!(
             "one sleep of {} ms, or {:.0} ms for ⌈N / threads⌉ × sleep",
             plan.sleep_ms, ideals.serialised_ms
-        )
+        ),
     };
     let walls: Vec<f64> = cases.iter().map(|case| case.wall_ms).collect();
     let pings: Vec<&PingStats> = cases

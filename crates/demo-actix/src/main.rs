@@ -1,4 +1,4 @@
-//! The four routes on actix-web 4.
+//! The demo routes on actix-web 4.
 //!
 //! - Reactor: `--threads` workers (`HttpServer::workers`), each its own single-threaded tokio
 //!   runtime on a thread named `actix-rt|system:0|arbiter:N`. A separate accept thread hands
@@ -7,19 +7,23 @@
 //! - Offload: `actix_web::web::block`, which is tokio's `spawn_blocking` on that worker's
 //!   runtime: a pool per worker of max(512 / cores, 1) threads, 256 on a 2-core machine;
 //!   `--blocking-threads K` makes it K per worker (`worker_max_blocking_threads`, below).
+//! - CPU: `/bad-cpu` on the worker, `/ok-cpu-blocking` on its blocking pool (`web::block`),
+//!   `/ok-cpu-yield` on the worker with `actix_web::rt::task::yield_now` (tokio's) every
+//!   ~1 ms, `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `wrap_fn` times every poll of every request under the resource actix-web
 //!   matched (`for_actix::watch_request`, `--stall-ms`); `GET /stalls` reports them.
 
 use actix_web::{App, HttpServer, web};
 use demo_contract::for_actix::{self, get, unmatched, watch_request};
 use demo_contract::for_tokio::Shutdown;
-use demo_contract::{Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Stack, Work};
+use demo_contract::{CpuWork, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Stack, Work, cpu};
 
 static STACK: Stack = Stack {
     server: "demo-actix",
-    about: "actix-web 4: the four demo routes",
+    about: "actix-web 4: the demo routes",
     offload: "actix_web::web::block",
     timer: "actix_web::rt::time::sleep",
+    yield_now: "actix_web::rt::task::yield_now",
 };
 
 /// Answers at once, if this connection's worker is free to poll it.
@@ -52,6 +56,31 @@ async fn ok_await(Sleep(duration): Sleep) -> Work {
     work
 }
 
+/// Blocks the reactor: the worker computes, and every connection it holds waits.
+async fn bad_cpu(Sleep(cpu): Sleep) -> CpuWork {
+    STACK.burn_here(Route::BadCpu, cpu)
+}
+
+/// Frees the reactor: the work runs on a thread of the worker's blocking pool, one per
+/// request, and all of them share the cores.
+async fn ok_cpu_blocking(Sleep(cpu): Sleep) -> CpuWork {
+    web::block(move || STACK.burn_here(Route::OkCpuBlocking, cpu))
+        .await
+        .expect("the work does not panic")
+}
+
+/// Shares the reactor: after each ~1 ms slice the task yields, and the worker polls others.
+async fn ok_cpu_yield(Sleep(cpu): Sleep) -> CpuWork {
+    STACK
+        .burn_in_slices_here(Route::OkCpuYield, cpu, actix_web::rt::task::yield_now)
+        .await
+}
+
+/// Frees the reactor: the work queues for the rayon pool, one thread per core.
+async fn ok_cpu_pool(Sleep(cpu): Sleep) -> CpuWork {
+    cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
+}
+
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     let demo = Demo::new(&STACK, "actix-rt (tokio current_thread per worker)", &args);
@@ -63,6 +92,10 @@ fn main() -> std::io::Result<()> {
                 .service(get(Route::Bad, bad))
                 .service(get(Route::OkBlocking, ok_blocking))
                 .service(get(Route::OkAwait, ok_await))
+                .service(get(Route::BadCpu, bad_cpu))
+                .service(get(Route::OkCpuBlocking, ok_cpu_blocking))
+                .service(get(Route::OkCpuYield, ok_cpu_yield))
+                .service(get(Route::OkCpuPool, ok_cpu_pool))
                 .service(get(Route::Stalls, for_actix::stalls))
                 .default_service(web::to(unmatched))
                 .wrap_fn(move |req, service| watch_request(&demo, req, service))

@@ -1,4 +1,4 @@
-//! The four routes on axum 0.8 and tokio.
+//! The demo routes on axum 0.8 and tokio.
 //!
 //! - Reactor: with `--threads 1`, a tokio `current_thread` runtime: the `main` thread polls
 //!   every request future and also drives epoll and the timers. With `--threads N`, a
@@ -6,6 +6,9 @@
 //! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads, idle
 //!   ones kept for 10 s; `--blocking-threads` sets that limit (`max_blocking_threads`, in
 //!   `for_tokio::runtime`).
+//! - CPU: `/bad-cpu` on the reactor thread, `/ok-cpu-blocking` on the blocking pool,
+//!   `/ok-cpu-yield` on the reactor with `tokio::task::yield_now` every ~1 ms, `/ok-cpu-pool`
+//!   on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: a middleware times every poll of every request under the route axum matched
 //!   (`for_axum::watch_request`, `--stall-ms`); `GET /stalls` reports them.
 
@@ -15,14 +18,15 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use demo_contract::for_axum::{self, unmatched};
 use demo_contract::for_tokio::{self, Shutdown};
-use demo_contract::{Demo, Pong, Route, Sleep, Stack, Work};
+use demo_contract::{CpuWork, Demo, Pong, Route, Sleep, Stack, Work, cpu};
 use tokio::net::TcpListener;
 
 static STACK: Stack = Stack {
     server: "demo-axum",
-    about: "axum 0.8 on tokio: the four demo routes",
+    about: "axum 0.8 on tokio: the demo routes",
     offload: "tokio::task::spawn_blocking",
     timer: "tokio::time::sleep",
+    yield_now: "tokio::task::yield_now",
 };
 
 /// Answers at once, if the reactor thread is free to poll it.
@@ -55,6 +59,31 @@ async fn ok_await(Sleep(duration): Sleep) -> Work {
     work
 }
 
+/// Blocks the reactor: the thread that should poll every other request computes instead.
+async fn bad_cpu(Sleep(cpu): Sleep) -> CpuWork {
+    STACK.burn_here(Route::BadCpu, cpu)
+}
+
+/// Frees the reactor: the work runs on a blocking-pool thread, one per request, and all of
+/// them share the cores.
+async fn ok_cpu_blocking(Sleep(cpu): Sleep) -> CpuWork {
+    tokio::task::spawn_blocking(move || STACK.burn_here(Route::OkCpuBlocking, cpu))
+        .await
+        .expect("the work does not panic")
+}
+
+/// Shares the reactor: after each ~1 ms slice the task yields, and the thread polls others.
+async fn ok_cpu_yield(Sleep(cpu): Sleep) -> CpuWork {
+    STACK
+        .burn_in_slices_here(Route::OkCpuYield, cpu, tokio::task::yield_now)
+        .await
+}
+
+/// Frees the reactor: the work queues for the rayon pool, one thread per core.
+async fn ok_cpu_pool(Sleep(cpu): Sleep) -> CpuWork {
+    cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
+}
+
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     let (runtime, flavour) = for_tokio::runtime(&args)?;
@@ -63,6 +92,10 @@ fn main() -> std::io::Result<()> {
         .route(Route::Ping.path(), get(ping))
         .route(Route::Bad.path(), get(bad))
         .route(Route::OkAwait.path(), get(ok_await))
+        .route(Route::BadCpu.path(), get(bad_cpu))
+        .route(Route::OkCpuBlocking.path(), get(ok_cpu_blocking))
+        .route(Route::OkCpuYield.path(), get(ok_cpu_yield))
+        .route(Route::OkCpuPool.path(), get(ok_cpu_pool))
         .route(Route::Stalls.path(), get(for_axum::stalls));
     for path in Route::OkBlocking.paths() {
         app = app.route(path, get(ok_blocking));

@@ -15,8 +15,9 @@ const MAX_STALL_MS: u64 = 60_000;
 /// The command line every server takes (the CLI of the route contract, `docs/contract.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
 #[command(
-    after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /stalls; \
-                  work routes take ?ms=0..10000.\n\
+    after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /bad-cpu, \
+                  /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls; the sleep and CPU \
+                  routes take ?ms=0..10000.\n\
                   Prints `listening on http://HOST:PORT` on stdout once it accepts connections; \
                   SIGINT or SIGTERM stop it gracefully."
 )]
@@ -33,7 +34,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub threads: usize,
 
-    /// Sleep of a work route without `?ms=`, in milliseconds.
+    /// Sleep of a work route (CPU time of a CPU route) without `?ms=`, in milliseconds.
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(0..=MAX_SLEEP_MS))]
     pub sleep_ms: u64,
 
@@ -83,6 +84,7 @@ mod tests {
         about: "a test server",
         offload: "",
         timer: "",
+        yield_now: "",
     };
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
@@ -164,5 +166,6 @@ mod tests {
         assert!(help.contains("--blocking-threads <K>"), "{help}");
         assert!(help.contains("--stall-ms <N>"), "{help}");
         assert!(help.contains("/stalls"), "{help}");
+        assert!(help.contains("/ok-cpu-pool"), "{help}");
     }
 }

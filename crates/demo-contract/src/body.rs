@@ -1,4 +1,8 @@
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
+
+use crate::cpu::Burned;
 
 /// The body of `GET /ping`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +25,32 @@ pub struct Work {
     pub thread: String,
     /// Whether that thread polls request futures (see [`crate::reactor`]).
     pub on_reactor: bool,
+}
+
+/// The body of a CPU route: the work body (`slept_ms` is the CPU time asked for; `thread` and
+/// `on_reactor` are the thread where the work started), then what the work cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuWork {
+    #[serde(flatten)]
+    pub work: Work,
+    /// CPU time the work used, on the thread CPU clock of the thread that ran it (for
+    /// `/ok-cpu-yield`, the sum over its slices), to 0.01 ms.
+    pub cpu_ms: f64,
+    /// Wall time from the work's start to its end, to 0.01 ms: above `cpu_ms` by the time
+    /// the work waited for a core (or, sliced, for its turn on the reactor).
+    pub work_wall_ms: f64,
+}
+
+impl CpuWork {
+    /// The body of work that was described as `work` when it started, and cost `burned`.
+    pub fn new(work: Work, burned: Burned) -> CpuWork {
+        let ms = |duration: Duration| (duration.as_secs_f64() * 1e5).round() / 100.0;
+        CpuWork {
+            work,
+            cpu_ms: ms(burned.cpu),
+            work_wall_ms: ms(burned.wall),
+        }
+    }
 }
 
 /// The body of `GET /stalls`: the stall detector's counters, already JSON, exactly as
@@ -109,7 +139,7 @@ mod tests {
     fn not_found_lists_every_path() {
         assert_eq!(
             ApiError::not_found("/nope").error,
-            r#"no route at "/nope"; try /ping, /bad, /ok-blocking, /ok-def, /ok-await or /stalls"#
+            r#"no route at "/nope"; try /ping, /bad, /ok-blocking, /ok-def, /ok-await, /bad-cpu, /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool or /stalls"#
         );
     }
 
@@ -127,6 +157,30 @@ mod tests {
             json,
             r#"{"route":"/bad","how":"async fn + std::thread::sleep","slept_ms":500,"thread":"main","on_reactor":true}"#
         );
+        assert_eq!(serde_json::from_str::<Work>(&json).unwrap(), work);
+    }
+
+    #[test]
+    fn cpu_work_is_the_work_body_and_two_fields_more() {
+        let work = Work {
+            route: "/bad-cpu".into(),
+            how: "async fn + cpu::burn".into(),
+            slept_ms: 50,
+            thread: "main".into(),
+            on_reactor: true,
+        };
+        let burned = Burned {
+            cpu: Duration::from_micros(50_123),
+            wall: Duration::from_nanos(61_234_567),
+        };
+        let body = CpuWork::new(work.clone(), burned);
+        let json = serde_json::to_string(&body).unwrap();
+        assert_eq!(
+            json,
+            r#"{"route":"/bad-cpu","how":"async fn + cpu::burn","slept_ms":50,"thread":"main","on_reactor":true,"cpu_ms":50.12,"work_wall_ms":61.23}"#
+        );
+        assert_eq!(serde_json::from_str::<CpuWork>(&json).unwrap(), body);
+        // A client that knows only the sleep routes' body still reads it.
         assert_eq!(serde_json::from_str::<Work>(&json).unwrap(), work);
     }
 }

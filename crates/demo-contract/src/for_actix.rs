@@ -15,7 +15,7 @@ use reactor_watch::Watched;
 
 use crate::body::to_json;
 use crate::for_tokio::Shutdown;
-use crate::{ApiError, Demo, Pong, Route, Sleep, StallsJson, Work};
+use crate::{ApiError, CpuWork, Demo, Pong, Route, Sleep, StallsJson, Work};
 
 /// Extractors run on the worker thread that polls the handler: the right place to mark it.
 impl FromRequest for Sleep {
@@ -44,6 +44,13 @@ impl Responder for Pong {
 }
 
 impl Responder for Work {
+    type Body = BoxBody;
+    fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
+impl Responder for CpuWork {
     type Body = BoxBody;
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
         json(200, to_json(&self))

@@ -8,7 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::body::to_json;
-use crate::{ApiError, Demo, Pong, Sleep, StallsJson, Work};
+use crate::{ApiError, CpuWork, Demo, Pong, Sleep, StallsJson, Work};
 
 /// Extractors run inside the handler's future, on the reactor thread that polls it: the
 /// right place to mark that thread.
@@ -33,6 +33,12 @@ impl IntoResponse for Pong {
 }
 
 impl IntoResponse for Work {
+    fn into_response(self) -> Response {
+        json(200, to_json(&self))
+    }
+}
+
+impl IntoResponse for CpuWork {
     fn into_response(self) -> Response {
         json(200, to_json(&self))
     }

@@ -1,6 +1,6 @@
 //! One hyper 1 service adapter for the three hyper servers: routing, validation, JSON bodies,
 //! `/stalls` and the stall detector's wrapper, the accept loop and the graceful stop. Each
-//! server brings its four handlers (as [`Handlers`]), its listener, its way to spawn a task
+//! server brings its handlers (as [`Handlers`]), its listener, its way to spawn a task
 //! and its timer.
 
 use std::convert::Infallible;
@@ -21,16 +21,20 @@ use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::server::graceful::GracefulShutdown;
 
 use crate::body::to_json;
-use crate::{ApiError, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Work};
+use crate::{ApiError, CpuWork, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Work};
 
-/// The four handlers of one hyper server. The adapter has already checked the method, the
-/// path and `?ms=`, on the reactor thread that polls the request: `duration` is how long this
-/// request's work sleeps.
+/// The handlers of one hyper server. The adapter has already checked the method, the path
+/// and `?ms=`, on the reactor thread that polls the request: `duration` is how long this
+/// request's work sleeps, `cpu` how much CPU time it computes for.
 pub trait Handlers: Send + Sync + 'static {
     fn ping(&self, demo: &Demo) -> impl Future<Output = Pong> + Send;
     fn bad(&self, duration: Duration) -> impl Future<Output = Work> + Send;
     fn ok_blocking(&self, duration: Duration) -> impl Future<Output = Work> + Send;
     fn ok_await(&self, duration: Duration) -> impl Future<Output = Work> + Send;
+    fn bad_cpu(&self, cpu: Duration) -> impl Future<Output = CpuWork> + Send;
+    fn ok_cpu_blocking(&self, cpu: Duration) -> impl Future<Output = CpuWork> + Send;
+    fn ok_cpu_yield(&self, cpu: Duration) -> impl Future<Output = CpuWork> + Send;
+    fn ok_cpu_pool(&self, cpu: Duration) -> impl Future<Output = CpuWork> + Send;
 }
 
 /// A spawned connection task.
@@ -50,19 +54,29 @@ pub async fn respond<H: Handlers, B>(
     match route {
         Route::Ping => return json(200, to_json(&handlers.ping(demo).await)),
         Route::Stalls => return json(200, demo.stalls().0.into_bytes()),
-        Route::Bad | Route::OkBlocking | Route::OkAwait => {}
+        Route::Bad
+        | Route::OkBlocking
+        | Route::OkAwait
+        | Route::BadCpu
+        | Route::OkCpuBlocking
+        | Route::OkCpuYield
+        | Route::OkCpuPool => {}
     }
     let duration = match demo.mark_reactor_and_read_sleep(req.uri().query()) {
         Ok(Sleep(duration)) => duration,
         Err(error) => return json(error.status, to_json(&error)),
     };
-    let work = match route {
-        Route::Bad => handlers.bad(duration).await,
-        Route::OkBlocking => handlers.ok_blocking(duration).await,
-        Route::OkAwait => handlers.ok_await(duration).await,
+    let body = match route {
+        Route::Bad => to_json(&handlers.bad(duration).await),
+        Route::OkBlocking => to_json(&handlers.ok_blocking(duration).await),
+        Route::OkAwait => to_json(&handlers.ok_await(duration).await),
+        Route::BadCpu => to_json(&handlers.bad_cpu(duration).await),
+        Route::OkCpuBlocking => to_json(&handlers.ok_cpu_blocking(duration).await),
+        Route::OkCpuYield => to_json(&handlers.ok_cpu_yield(duration).await),
+        Route::OkCpuPool => to_json(&handlers.ok_cpu_pool(duration).await),
         Route::Ping | Route::Stalls => unreachable!("answered above, without a sleep"),
     };
-    json(200, to_json(&work))
+    json(200, body)
 }
 
 fn json(status: u16, body: Vec<u8>) -> Response<Full<Bytes>> {

@@ -1,12 +1,14 @@
-//! What every demo server shares, so that each server's `main.rs` holds only its lesson: the four
+//! What every demo server shares, so that each server's `main.rs` holds only its lesson: the
 //! handlers on its own stack.
 //!
 //! The route contract (`docs/contract.md` at the repository's root), implemented once:
-//! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`), `/ok-await` and
-//!   `/stalls`;
+//! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`), `/ok-await`, the
+//!   CPU routes `/bad-cpu`, `/ok-cpu-blocking`, `/ok-cpu-yield`, `/ok-cpu-pool`, and `/stalls`;
 //! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, `--blocking-threads`,
 //!   `--stall-ms`, parsed by clap;
-//! - [`Pong`], [`Work`], [`StallsJson`] and [`ApiError`]: the JSON bodies;
+//! - [`Pong`], [`Work`], [`CpuWork`], [`StallsJson`] and [`ApiError`]: the JSON bodies;
+//! - [`cpu`]: the CPU routes' work, measured on the thread CPU clock, and the pool they may
+//!   run it on;
 //! - [`parse_sleep`]: the `?ms=` rule, 0..=10000, anything else a 400;
 //! - [`Demo::announce`]: the readiness line `listening on http://127.0.0.1:PORT`;
 //! - [`reactor`]: marking the threads that poll request futures, so that `on_reactor` is a fact
@@ -17,13 +19,14 @@
 
 mod args;
 mod body;
+pub mod cpu;
 pub mod reactor;
 mod route;
 mod sleep;
 mod watch;
 
 pub use args::Args;
-pub use body::{ApiError, Pong, StallsJson, Work};
+pub use body::{ApiError, CpuWork, Pong, StallsJson, Work};
 pub use route::Route;
 pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};
 pub use watch::RequestWatch;
@@ -59,6 +62,8 @@ pub struct Stack {
     pub offload: &'static str,
     /// The runtime's async timer.
     pub timer: &'static str,
+    /// The runtime's yield: the task goes to the back of the queue, so the thread polls others.
+    pub yield_now: &'static str,
 }
 
 impl Stack {
@@ -68,13 +73,20 @@ impl Stack {
     }
 
     /// The body of a work route, reporting the thread this is called on: call it where the
-    /// sleep (or the timer wait) starts.
+    /// sleep (or the timer wait, or the CPU work) starts.
     pub fn work_here(&self, route: Route, slept: Duration) -> Work {
         let how = match route {
             Route::Ping => "returns at once".to_owned(),
             Route::Bad => "async fn + std::thread::sleep".to_owned(),
             Route::OkBlocking => format!("{} + std::thread::sleep", self.offload),
             Route::OkAwait => format!("{}(..).await", self.timer),
+            Route::BadCpu => "async fn + cpu::burn".to_owned(),
+            Route::OkCpuBlocking => format!("{} + cpu::burn", self.offload),
+            Route::OkCpuYield => format!("cpu::burn_in_slices + {}().await", self.yield_now),
+            Route::OkCpuPool => format!(
+                "cpu::on_pool (rayon, {} threads) + cpu::burn",
+                cpu::pool_threads()
+            ),
             Route::Stalls => "reports the stall detector's counters".to_owned(),
         };
         let thread = std::thread::current();
@@ -85,6 +97,28 @@ impl Stack {
             thread: thread.name().unwrap_or("<unnamed>").to_owned(),
             on_reactor: reactor::is_marked(),
         }
+    }
+
+    /// The body of a CPU route, after computing here, at once, until this thread has spent
+    /// `cpu` of its own CPU time ([`cpu::burn`]).
+    pub fn burn_here(&self, route: Route, cpu: Duration) -> CpuWork {
+        let work = self.work_here(route, cpu);
+        CpuWork::new(work, cpu::burn(cpu))
+    }
+
+    /// The body of a CPU route, after computing `cpu` of CPU time in slices of about 1 ms,
+    /// awaiting `yield_now()` between them ([`cpu::burn_in_slices`]).
+    pub async fn burn_in_slices_here<Y>(
+        &self,
+        route: Route,
+        cpu: Duration,
+        yield_now: impl FnMut() -> Y,
+    ) -> CpuWork
+    where
+        Y: std::future::Future<Output = ()>,
+    {
+        let work = self.work_here(route, cpu);
+        CpuWork::new(work, cpu::burn_in_slices(cpu, yield_now).await)
     }
 }
 
@@ -200,6 +234,7 @@ mod tests {
         about: "test",
         offload: "pool::offload",
         timer: "timer::sleep",
+        yield_now: "task::yield_now",
     };
 
     fn watch_off() -> &'static RequestWatch {
@@ -253,6 +288,28 @@ mod tests {
         assert_eq!(
             STACK.work_here(Route::Bad, Duration::ZERO).how,
             "async fn + std::thread::sleep"
+        );
+    }
+
+    #[test]
+    fn cpu_work_names_where_it_runs_and_what_it_cost() {
+        let body = STACK.burn_here(Route::OkCpuBlocking, Duration::from_millis(5));
+        assert_eq!(body.work.route, "/ok-cpu-blocking");
+        assert_eq!(body.work.how, "pool::offload + cpu::burn");
+        assert_eq!(body.work.slept_ms, 5);
+        assert!(
+            body.cpu_ms >= 5.0 && body.work_wall_ms >= body.cpu_ms * 0.9,
+            "{body:?}"
+        );
+        assert_eq!(
+            STACK.work_here(Route::OkCpuYield, Duration::ZERO).how,
+            "cpu::burn_in_slices + task::yield_now().await"
+        );
+        assert!(
+            STACK
+                .work_here(Route::OkCpuPool, Duration::ZERO)
+                .how
+                .starts_with("cpu::on_pool (rayon, ")
         );
     }
 

@@ -1,5 +1,5 @@
 /// The routes every server serves (the route contract, `docs/contract.md`): the four of the
-/// lesson, and `/stalls`.
+/// sleep lesson, the four of the CPU lesson, and `/stalls`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// Returns at once: shows whether the reactor is free to answer.
@@ -10,6 +10,15 @@ pub enum Route {
     OkBlocking,
     /// The runtime's own async timer, awaited: nothing blocks.
     OkAwait,
+    /// CPU work in an async handler: computes on the reactor thread, blocking it.
+    BadCpu,
+    /// The same work, offloaded to the runtime's blocking pool and awaited.
+    OkCpuBlocking,
+    /// The same work on the reactor thread, in slices of about 1 ms with the runtime's yield
+    /// between them.
+    OkCpuYield,
+    /// The same work on a pool with one thread per core, awaited through a oneshot channel.
+    OkCpuPool,
     /// The stall detector's counters (`--stall-ms`): not a work route, no `?ms=`.
     Stalls,
 }
@@ -18,12 +27,24 @@ impl Route {
     /// The routes that sleep, in the order the bench runs them.
     pub const WORK: [Route; 3] = [Route::Bad, Route::OkBlocking, Route::OkAwait];
 
+    /// The routes that compute, in the order the lesson shows them.
+    pub const CPU: [Route; 4] = [
+        Route::BadCpu,
+        Route::OkCpuBlocking,
+        Route::OkCpuYield,
+        Route::OkCpuPool,
+    ];
+
     /// Every route, in the order the 404 message lists them.
-    pub const ALL: [Route; 5] = [
+    pub const ALL: [Route; 9] = [
         Route::Ping,
         Route::Bad,
         Route::OkBlocking,
         Route::OkAwait,
+        Route::BadCpu,
+        Route::OkCpuBlocking,
+        Route::OkCpuYield,
+        Route::OkCpuPool,
         Route::Stalls,
     ];
 
@@ -34,6 +55,10 @@ impl Route {
             Route::Bad => "/bad",
             Route::OkBlocking => "/ok-blocking",
             Route::OkAwait => "/ok-await",
+            Route::BadCpu => "/bad-cpu",
+            Route::OkCpuBlocking => "/ok-cpu-blocking",
+            Route::OkCpuYield => "/ok-cpu-yield",
+            Route::OkCpuPool => "/ok-cpu-pool",
             Route::Stalls => "/stalls",
         }
     }
@@ -46,6 +71,10 @@ impl Route {
             Route::Bad => &["/bad"],
             Route::OkBlocking => &["/ok-blocking", "/ok-def"],
             Route::OkAwait => &["/ok-await"],
+            Route::BadCpu => &["/bad-cpu"],
+            Route::OkCpuBlocking => &["/ok-cpu-blocking"],
+            Route::OkCpuYield => &["/ok-cpu-yield"],
+            Route::OkCpuPool => &["/ok-cpu-pool"],
             Route::Stalls => &["/stalls"],
         }
     }
@@ -84,8 +113,26 @@ mod tests {
     }
 
     #[test]
+    fn the_cpu_routes_are_no_sleep_routes() {
+        for route in Route::CPU {
+            assert!(Route::ALL.contains(&route), "{route}");
+            assert!(!Route::WORK.contains(&route), "{route}");
+        }
+        assert_eq!(Route::from_path("/ok-cpu-pool"), Some(Route::OkCpuPool));
+    }
+
+    #[test]
     fn unknown_paths_are_not_routes() {
-        for path in ["/", "/pingx", "/bad/", "/ok_await", "/stalls/", ""] {
+        for path in [
+            "/",
+            "/pingx",
+            "/bad/",
+            "/ok_await",
+            "/stalls/",
+            "/cpu",
+            "/bad-cpu/",
+            "",
+        ] {
             assert_eq!(Route::from_path(path), None, "{path}");
         }
     }

@@ -5,8 +5,9 @@ use crate::ApiError;
 /// The largest `?ms=` a work route accepts.
 pub const MAX_SLEEP_MS: u64 = 10_000;
 
-/// How long one request to a work route sleeps: the server's `--sleep-ms`, or the request's
-/// valid `?ms=`. With the `axum` or `actix` feature it is also a request extractor.
+/// How long one request to a work route sleeps (or, on a CPU route, computes): the server's
+/// `--sleep-ms`, or the request's valid `?ms=`. With the `axum` or `actix` feature it is also
+/// a request extractor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sleep(pub Duration);
 

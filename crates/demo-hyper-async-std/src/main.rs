@@ -1,4 +1,4 @@
-//! The four routes on hyper 1 and async-std 1.
+//! The demo routes on hyper 1 and async-std 1.
 //!
 //! async-std is discontinued upstream, which recommends smol; it stays here because much
 //! code still runs on it, and it shows a third executor design.
@@ -11,6 +11,9 @@
 //! - Offload: `async_std::task::spawn_blocking`, the `blocking` crate's pool: up to 500
 //!   threads; `--blocking-threads` sets that limit (`blocking::set_max_blocking_threads`,
 //!   through `for_async_io::size_blocking_pool`).
+//! - CPU: `/bad-cpu` on the executor thread, `/ok-cpu-blocking` on the `blocking` pool,
+//!   `/ok-cpu-yield` on the executor with `async_std::task::yield_now` every ~1 ms,
+//!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
 
@@ -19,15 +22,16 @@ use std::time::Duration;
 use async_std::net::TcpListener;
 use async_std::task;
 use demo_contract::for_hyper::{self, Handlers};
-use demo_contract::{Demo, Pong, Route, Stack, Work, for_async_io};
+use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu, for_async_io};
 use futures_lite::StreamExt as _;
 use smol_hyper::rt::{FuturesIo, SmolTimer};
 
 static STACK: Stack = Stack {
     server: "demo-hyper-async-std",
-    about: "hyper 1 on async-std 1 (discontinued upstream): the four demo routes",
+    about: "hyper 1 on async-std 1 (discontinued upstream): the demo routes",
     offload: "async_std::task::spawn_blocking",
     timer: "async_std::task::sleep",
+    yield_now: "async_std::task::yield_now",
 };
 
 struct HyperAsyncStd;
@@ -60,6 +64,29 @@ impl Handlers for HyperAsyncStd {
         let work = STACK.work_here(Route::OkAwait, duration);
         task::sleep(duration).await;
         work
+    }
+
+    /// Blocks the reactor: the executor thread that should poll other requests computes instead.
+    async fn bad_cpu(&self, cpu: Duration) -> CpuWork {
+        STACK.burn_here(Route::BadCpu, cpu)
+    }
+
+    /// Frees the reactor: the work runs on a `blocking` pool thread, one per request, and all of
+    /// them share the cores.
+    async fn ok_cpu_blocking(&self, cpu: Duration) -> CpuWork {
+        task::spawn_blocking(move || STACK.burn_here(Route::OkCpuBlocking, cpu)).await
+    }
+
+    /// Shares the reactor: after each ~1 ms slice the task yields, and the thread polls others.
+    async fn ok_cpu_yield(&self, cpu: Duration) -> CpuWork {
+        STACK
+            .burn_in_slices_here(Route::OkCpuYield, cpu, task::yield_now)
+            .await
+    }
+
+    /// Frees the reactor: the work queues for the rayon pool, one thread per core.
+    async fn ok_cpu_pool(&self, cpu: Duration) -> CpuWork {
+        cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
     }
 }
 

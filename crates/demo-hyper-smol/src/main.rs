@@ -1,4 +1,4 @@
-//! The four routes on hyper 1 and smol 2.
+//! The demo routes on hyper 1 and smol 2.
 //!
 //! - Reactor: our own `smol::Executor`, run on `--threads` threads named `smol-executor-N`
 //!   (idle threads steal from busy ones). epoll itself runs in async-io, on its own
@@ -7,13 +7,16 @@
 //! - Offload: `smol::unblock`, the `blocking` crate's pool: up to 500 threads;
 //!   `--blocking-threads` sets that limit (`blocking::set_max_blocking_threads`, through
 //!   `for_async_io::size_blocking_pool`).
+//! - CPU: `/bad-cpu` on the executor thread, `/ok-cpu-blocking` on the `blocking` pool
+//!   (`smol::unblock`), `/ok-cpu-yield` on the executor with `future::yield_now` every ~1 ms,
+//!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
 
 use std::time::Duration;
 
 use demo_contract::for_hyper::{self, Handlers};
-use demo_contract::{Demo, Pong, Route, Stack, Work, for_async_io};
+use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu, for_async_io};
 use smol::net::TcpListener;
 use smol::stream::StreamExt as _;
 use smol::{Executor, Timer, future};
@@ -21,9 +24,10 @@ use smol_hyper::rt::{FuturesIo, SmolTimer};
 
 static STACK: Stack = Stack {
     server: "demo-hyper-smol",
-    about: "hyper 1 on smol 2: the four demo routes",
+    about: "hyper 1 on smol 2: the demo routes",
     offload: "smol::unblock",
     timer: "smol::Timer::after",
+    yield_now: "smol::future::yield_now",
 };
 
 /// The executor every request future is polled on.
@@ -59,6 +63,29 @@ impl Handlers for HyperSmol {
         let work = STACK.work_here(Route::OkAwait, duration);
         Timer::after(duration).await;
         work
+    }
+
+    /// Blocks the reactor: the executor thread that should poll other requests computes instead.
+    async fn bad_cpu(&self, cpu: Duration) -> CpuWork {
+        STACK.burn_here(Route::BadCpu, cpu)
+    }
+
+    /// Frees the reactor: the work runs on a `blocking` pool thread, one per request, and all of
+    /// them share the cores.
+    async fn ok_cpu_blocking(&self, cpu: Duration) -> CpuWork {
+        smol::unblock(move || STACK.burn_here(Route::OkCpuBlocking, cpu)).await
+    }
+
+    /// Shares the reactor: after each ~1 ms slice the task yields, and the thread polls others.
+    async fn ok_cpu_yield(&self, cpu: Duration) -> CpuWork {
+        STACK
+            .burn_in_slices_here(Route::OkCpuYield, cpu, future::yield_now)
+            .await
+    }
+
+    /// Frees the reactor: the work queues for the rayon pool, one thread per core.
+    async fn ok_cpu_pool(&self, cpu: Duration) -> CpuWork {
+        cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
     }
 }
 

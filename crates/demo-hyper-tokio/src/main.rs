@@ -1,4 +1,4 @@
-//! The four routes on hyper 1, directly on tokio, without a framework.
+//! The demo routes on hyper 1, directly on tokio, without a framework.
 //!
 //! - Reactor: with `--threads 1`, a tokio `current_thread` runtime: the `main` thread accepts,
 //!   polls every connection and drives epoll and the timers. With `--threads N`, a
@@ -6,6 +6,9 @@
 //! - Offload: `tokio::task::spawn_blocking`, tokio's blocking pool: up to 512 threads, idle
 //!   ones kept for 10 s; `--blocking-threads` sets that limit (`max_blocking_threads`, in
 //!   `for_tokio::runtime`).
+//! - CPU: `/bad-cpu` on the reactor thread, `/ok-cpu-blocking` on the blocking pool,
+//!   `/ok-cpu-yield` on the reactor with `tokio::task::yield_now` every ~1 ms, `/ok-cpu-pool`
+//!   on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
 
@@ -13,15 +16,16 @@ use std::time::Duration;
 
 use demo_contract::for_hyper::{self, Handlers};
 use demo_contract::for_tokio::{self, Shutdown};
-use demo_contract::{Demo, Pong, Route, Stack, Work};
+use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 static STACK: Stack = Stack {
     server: "demo-hyper-tokio",
-    about: "hyper 1 directly on tokio: the four demo routes",
+    about: "hyper 1 directly on tokio: the demo routes",
     offload: "tokio::task::spawn_blocking",
     timer: "tokio::time::sleep",
+    yield_now: "tokio::task::yield_now",
 };
 
 struct HyperTokio;
@@ -55,6 +59,31 @@ impl Handlers for HyperTokio {
         let work = STACK.work_here(Route::OkAwait, duration);
         tokio::time::sleep(duration).await;
         work
+    }
+
+    /// Blocks the reactor: the thread that should poll other requests computes instead.
+    async fn bad_cpu(&self, cpu: Duration) -> CpuWork {
+        STACK.burn_here(Route::BadCpu, cpu)
+    }
+
+    /// Frees the reactor: the work runs on a blocking-pool thread, one per request, and all of
+    /// them share the cores.
+    async fn ok_cpu_blocking(&self, cpu: Duration) -> CpuWork {
+        tokio::task::spawn_blocking(move || STACK.burn_here(Route::OkCpuBlocking, cpu))
+            .await
+            .expect("the work does not panic")
+    }
+
+    /// Shares the reactor: after each ~1 ms slice the task yields, and the thread polls others.
+    async fn ok_cpu_yield(&self, cpu: Duration) -> CpuWork {
+        STACK
+            .burn_in_slices_here(Route::OkCpuYield, cpu, tokio::task::yield_now)
+            .await
+    }
+
+    /// Frees the reactor: the work queues for the rayon pool, one thread per core.
+    async fn ok_cpu_pool(&self, cpu: Duration) -> CpuWork {
+        cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
     }
 }
 

@@ -5,8 +5,11 @@
 //! which expands to one `#[test]` per check below, each starting the real binary on
 //! `--port 0`. Timings assert the shape with generous margins, never a speed: a burst of
 //! `N` sleeps is serialised if it takes at least 0.8 × N × sleep, concurrent if under
-//! 3 × sleep; two rounds of sleeps take from 1.6 to 2.9 sleeps, one round under 1.9. Every server runs in a [`ServerProcess`], which kills it when dropped, so a
-//! failing check leaves no process behind.
+//! 3 × sleep; two rounds of sleeps take from 1.6 to 2.9 sleeps, one round under 1.9. The CPU
+//! routes' checks compute [`CPU_WORK`] of CPU time per request, [`CPU_N`] at once: serialised
+//! takes at least 0.8 × N × work; a `/ping` into the burst waits at least half a unit of work
+//! behind a blocked reactor, and under half a unit beside a free one. Every server runs in a
+//! [`ServerProcess`], which kills it when dropped, so a failing check leaves no process behind.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -16,7 +19,7 @@ use std::time::{Duration, Instant};
 use bench_client::burst::{self, Burst, Connect};
 use bench_client::http::{Connection, Endpoint, Reply, get_once};
 use bench_client::target::{REFERENCE_READY_WITHIN, ServerProcess};
-use demo_contract::{Pong, Work};
+use demo_contract::{CpuWork, Pong, Route, Work};
 use hyper::Method;
 use nix::sys::signal::Signal;
 
@@ -29,6 +32,10 @@ macro_rules! contract_tests {
             bad_serialises_on_the_reactor,
             ok_blocking_is_concurrent_off_the_reactor,
             ok_await_is_concurrent_on_the_reactor,
+            bad_cpu_serialises_on_the_reactor,
+            ok_cpu_blocking_leaves_the_reactor_free,
+            ok_cpu_yield_shares_the_reactor,
+            ok_cpu_pool_runs_one_per_core_off_the_reactor,
             fastapi_client_paths_work_unchanged,
             bad_ms_is_a_400_in_json_and_the_server_goes_on,
             unknown_paths_are_404_and_other_methods_405,
@@ -108,21 +115,33 @@ fn assert_json(reply: &Reply, status: u16, what: &str) {
     );
 }
 
-/// Fires `N` concurrent requests of `path` and, 50 ms in, one `/ping` on a connection of its
-/// own. Returns the burst, its work bodies, and how long the ping took.
-async fn burst_with_ping(endpoint: &Endpoint, path: &str) -> (Burst, Vec<Work>, Duration) {
+/// Fires `n` concurrent requests of `path` and, `ping_after` in, one `/ping` on a connection
+/// of its own. Returns the burst, every request of it answered 200, and how long the ping took.
+async fn burst_and_ping(
+    endpoint: &Endpoint,
+    path: &str,
+    n: usize,
+    ping_after: Duration,
+) -> (Burst, Duration) {
     let ping = async {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(ping_after).await;
         let sent = Instant::now();
         let reply = get(endpoint, "/ping").await;
         assert_eq!(reply.status, 200, "/ping during {path}");
         sent.elapsed()
     };
     let (burst, ping) = tokio::join!(
-        burst::fire(endpoint, path, N, TIMEOUT, Connect::During),
+        burst::fire(endpoint, path, n, TIMEOUT, Connect::During),
         ping
     );
-    assert_eq!(burst.ok(), N, "{path}: {:?}", burst.errors());
+    assert_eq!(burst.ok(), n, "{path}: {:?}", burst.errors());
+    (burst, ping)
+}
+
+/// Fires `N` concurrent requests of `path` and, 50 ms in, one `/ping` on a connection of its
+/// own. Returns the burst, its work bodies, and how long the ping took.
+async fn burst_with_ping(endpoint: &Endpoint, path: &str) -> (Burst, Vec<Work>, Duration) {
+    let (burst, ping) = burst_and_ping(endpoint, path, N, Duration::from_millis(50)).await;
     let work = burst.work();
     assert_eq!(work.len(), N, "{path}: every answer is a work body");
     (burst, work, ping)
@@ -215,6 +234,160 @@ pub fn ok_await_is_concurrent_on_the_reactor(binary: &str) {
     assert_eq!(threads(&work).len(), 1, "{work:?}");
 }
 
+/// CPU routes compute this much CPU time per request in their checks: short, so that a
+/// serialised burst stays quick, and long against the noise of two shared cores.
+const CPU_WORK: Duration = Duration::from_millis(50);
+/// Requests per CPU burst: twice the cores of the machine the suite is written for.
+const CPU_N: usize = 4;
+/// When the `/ping` goes out, into a CPU burst: inside the first unit of work.
+const CPU_PING_AFTER: Duration = Duration::from_millis(20);
+
+/// What a burst of a CPU route showed.
+struct CpuBurst {
+    /// From the first send to the last answer.
+    wall: Duration,
+    /// One body per request.
+    work: Vec<CpuWork>,
+    /// How long the `/ping` sent [`CPU_PING_AFTER`] into the burst took.
+    ping: Duration,
+}
+
+/// Starts the server with `--sleep-ms` [`CPU_WORK`], fires [`CPU_N`] concurrent requests of
+/// the CPU route `path` with a `/ping` into them, and checks what every body says it cost:
+/// at least 0.9 × the CPU time asked for, on its own thread's clock, and a wall time no
+/// shorter (0.9 × for the clocks' resolutions).
+fn cpu_burst(binary: &str, path: &str) -> CpuBurst {
+    block_on(async {
+        let asked = CPU_WORK.as_millis().to_string();
+        let server = start(binary, &["--sleep-ms", &asked]).await;
+        // Warmed up first: the FastAPI app's first answers cost it milliseconds of CPU more,
+        // which the work would stretch into a slow ping that says nothing of the reactor.
+        for warm_up in ["/ping".to_owned(), format!("{path}?ms=0")] {
+            assert_eq!(
+                get(server.endpoint(), &warm_up).await.status,
+                200,
+                "{warm_up}"
+            );
+        }
+        let (burst, ping) = burst_and_ping(server.endpoint(), path, CPU_N, CPU_PING_AFTER).await;
+        let work: Vec<CpuWork> = burst
+            .replies
+            .iter()
+            .flatten()
+            .filter_map(Reply::json::<CpuWork>)
+            .collect();
+        assert_eq!(work.len(), CPU_N, "{path}: every answer is a CPU work body");
+        let asked_ms = CPU_WORK.as_secs_f64() * 1e3;
+        for body in &work {
+            assert_eq!(body.work.route, path, "{body:?}");
+            assert_eq!(body.work.slept_ms, CPU_WORK.as_millis() as u64, "{body:?}");
+            assert!(
+                body.cpu_ms >= asked_ms * 0.9,
+                "{path} used {} ms of CPU for {asked_ms} asked: {body:?}",
+                body.cpu_ms
+            );
+            assert!(
+                body.work_wall_ms >= body.cpu_ms * 0.9,
+                "{path} took less wall time than CPU time: {body:?}"
+            );
+        }
+        CpuBurst {
+            wall: burst.wall,
+            work,
+            ping,
+        }
+    })
+}
+
+/// The distinct thread names in CPU work bodies.
+fn cpu_threads(work: &[CpuWork]) -> Vec<&str> {
+    let mut names: Vec<&str> = work.iter().map(|body| body.work.thread.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// A `/ping` into the burst answered in well under one unit of work: the reactor was free
+/// (or freed every ~1 ms) while the work went on.
+fn assert_ping_not_held(path: &str, burst: &CpuBurst) {
+    assert!(
+        burst.ping < CPU_WORK / 2,
+        "/ping during {path} took {}, not under half of {} of work",
+        in_ms(burst.ping),
+        in_ms(CPU_WORK)
+    );
+}
+
+pub fn bad_cpu_serialises_on_the_reactor(binary: &str) {
+    let path = Route::BadCpu.path();
+    let burst = cpu_burst(binary, path);
+    let floor = CPU_WORK.mul_f64(0.8 * CPU_N as f64);
+    assert!(
+        burst.wall >= floor,
+        "{path} took {}, less than 0.8 × {CPU_N} × {}",
+        in_ms(burst.wall),
+        in_ms(CPU_WORK)
+    );
+    assert!(
+        burst.work.iter().all(|body| body.work.on_reactor),
+        "{path} computed off the reactor: {:?}",
+        burst.work
+    );
+    assert_eq!(cpu_threads(&burst.work).len(), 1, "{:?}", burst.work);
+    // Sent into the first unit of work, the ping waits at least for the rest of it.
+    assert!(
+        burst.ping >= CPU_WORK / 2,
+        "/ping during {path} took only {}",
+        in_ms(burst.ping)
+    );
+}
+
+pub fn ok_cpu_blocking_leaves_the_reactor_free(binary: &str) {
+    let path = Route::OkCpuBlocking.path();
+    let burst = cpu_burst(binary, path);
+    assert_ping_not_held(path, &burst);
+    assert!(
+        burst.work.iter().all(|body| !body.work.on_reactor),
+        "{path} computed on the reactor: {:?}",
+        burst.work
+    );
+}
+
+pub fn ok_cpu_yield_shares_the_reactor(binary: &str) {
+    let path = Route::OkCpuYield.path();
+    let burst = cpu_burst(binary, path);
+    assert_ping_not_held(path, &burst);
+    // The work runs on the reactor thread, one slice at a time, and with one reactor thread,
+    // all on one.
+    assert!(
+        burst.work.iter().all(|body| body.work.on_reactor),
+        "{:?}",
+        burst.work
+    );
+    assert_eq!(cpu_threads(&burst.work).len(), 1, "{:?}", burst.work);
+}
+
+/// The pool runs one unit of work per core at a time: a burst takes at least ⌈N / cores⌉
+/// units (× 0.8), however the reactor is set up.
+pub fn ok_cpu_pool_runs_one_per_core_off_the_reactor(binary: &str) {
+    let path = Route::OkCpuPool.path();
+    let burst = cpu_burst(binary, path);
+    assert_ping_not_held(path, &burst);
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+    let rounds = CPU_N.div_ceil(cores);
+    assert!(
+        burst.wall >= CPU_WORK.mul_f64(0.8 * rounds as f64),
+        "{CPU_N} × {path} on {cores} cores took {}, less than 0.8 × {rounds} × {}",
+        in_ms(burst.wall),
+        in_ms(CPU_WORK)
+    );
+    assert!(
+        burst.work.iter().all(|body| !body.work.on_reactor),
+        "{path} computed on the reactor: {:?}",
+        burst.work
+    );
+}
+
 pub fn fastapi_client_paths_work_unchanged(binary: &str) {
     block_on(async {
         let server = start(binary, &["--sleep-ms", "1"]).await;
@@ -240,8 +413,10 @@ pub fn fastapi_client_paths_work_unchanged(binary: &str) {
 pub fn bad_ms_is_a_400_in_json_and_the_server_goes_on(binary: &str) {
     block_on(async {
         let server = start(binary, &[]).await;
+        let routes = Route::WORK.into_iter().chain(Route::CPU).map(Route::path);
+        let routes: Vec<&str> = routes.collect();
         for query in ["ms=abc", "ms=-1", "ms=10001", "ms=", "ms=1&ms=2", "ms=1.5"] {
-            for route in ["/bad", "/ok-blocking", "/ok-await"] {
+            for &route in &routes {
                 let path = format!("{route}?{query}");
                 let reply = get(server.endpoint(), &path).await;
                 assert_json(&reply, 400, &path);
@@ -255,6 +430,10 @@ pub fn bad_ms_is_a_400_in_json_and_the_server_goes_on(binary: &str) {
             }
         }
         assert_eq!(get(server.endpoint(), "/bad?ms=0").await.status, 200);
+        let reply = get(server.endpoint(), "/bad-cpu?ms=0").await;
+        assert_json(&reply, 200, "/bad-cpu?ms=0");
+        let body: CpuWork = reply.json().expect("a CPU work body");
+        assert_eq!(body.work.slept_ms, 0);
         assert_eq!(get(server.endpoint(), "/ping").await.status, 200);
         // `/stalls` is no work route: it takes no `?ms=` and ignores its query.
         assert_json(
@@ -272,7 +451,7 @@ pub fn unknown_paths_are_404_and_other_methods_405(binary: &str) {
         let mut connection = Connection::open(server.endpoint())
             .await
             .expect("a connection");
-        for path in ["/ping", "/bad", "/ok-def", "/stalls"] {
+        for path in ["/ping", "/bad", "/ok-def", "/ok-cpu-pool", "/stalls"] {
             let reply = connection
                 .send(Method::POST, path)
                 .await
