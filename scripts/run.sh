@@ -12,6 +12,8 @@
 #                            the requests' own cost, should set the wall time
 #   results/staircase/       the bounded pool: /ok-def on a 40-thread pool (the size of the
 #                            threadpool behind FastAPI's plain `def`), N = 10 .. 200, 100 ms
+#   results/rest/            at rest: a lone /ping at pauses of 0, 1, 10 and 50 ms, and each
+#                            server thread's wake-ups per request
 #   results/detector-on/, results/detector-off/
 #                            the stall detector's cost: /ok-await with it on and off, its pings
 #                            at N = 10 and its wall time at N = 1,000 (n1000/)
@@ -34,6 +36,7 @@ fi
 "$bench" sweep --routes /ok-blocking,/ok-await -n 1000,10000 --sleep-ms 500 --out results/scale-500ms
 "$bench" sweep --servers all --blocking-threads 40 --sleep-ms 100 \
     --routes /ok-def,/ok-await -n 10,20,40,41,80,81,120,160,200 --out results/staircase
+"$bench" rest --out results/rest
 for stall_ms in 100 0; do
     [ "$stall_ms" -eq 0 ] && out=results/detector-off || out=results/detector-on
     "$bench" --servers all --routes /ok-await --stall-ms "$stall_ms" --out "$out"
