@@ -14,9 +14,9 @@ use hyper_util::rt::TokioIo;
 
 const SLOW: Duration = Duration::from_millis(200);
 
-/// A server on loopback that answers every request after [`SLOW`], on as many connections
-/// as it is given; it stops with the test's runtime.
-async fn slow_stub() -> Endpoint {
+/// A server on loopback that answers every request after `answer_after`, on as many
+/// connections as it is given; it stops with the test's runtime.
+async fn stub(answer_after: Duration) -> Endpoint {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -25,8 +25,8 @@ async fn slow_stub() -> Endpoint {
                 continue;
             };
             tokio::spawn(async move {
-                let service = service_fn(|_: Request<hyper::body::Incoming>| async {
-                    tokio::time::sleep(SLOW).await;
+                let service = service_fn(move |_: Request<hyper::body::Incoming>| async move {
+                    tokio::time::sleep(answer_after).await;
                     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{}"))))
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -40,7 +40,7 @@ async fn slow_stub() -> Endpoint {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sends_stay_on_schedule_when_answers_are_slow() {
-    let endpoint = slow_stub().await;
+    let endpoint = stub(SLOW).await;
     let every = Duration::from_millis(20);
     let probe = open::start(endpoint.clone(), every);
     let pinger = closed::start(endpoint, every);
@@ -77,33 +77,11 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
     );
 }
 
-/// A stub that answers at once, for the probe's own timing.
-async fn fast_stub() -> Endpoint {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            tokio::spawn(async move {
-                let service = service_fn(|_: Request<hyper::body::Incoming>| async {
-                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{}"))))
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap()
-}
-
 /// The clock thread sends each ping within a millisecond of its time (p99): a generous
 /// bound for a test on a shared machine; the results run reports the real figure.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pings_leave_on_time_below_a_millisecond() {
-    let endpoint = fast_stub().await;
+    let endpoint = stub(Duration::ZERO).await;
     let probe = open::start(endpoint, Duration::from_millis(5));
     tokio::time::sleep(Duration::from_millis(500)).await;
     let record = probe.stop().await;

@@ -8,9 +8,10 @@
 //!
 //! The schedule is kept by a clock thread of its own, not by tokio's timer, which counts whole
 //! milliseconds: below a millisecond its lateness would be the figure. The thread sleeps until
-//! just before each send time, spins the rest ([`SPIN`]), and hands the ping to the runtime.
-//! Each ping records how late it actually started (its send lag), so the probe's own drift is
-//! in the results beside what it measured.
+//! just before each send time, spins the rest ([`SPIN`]), and hands the ping to the runtime
+//! [`HAND_OVER`] ahead of its time, since waking a runtime worker takes a while too; the ping's
+//! task spins on the worker to its send time. Each ping records how late it actually left (its
+//! send lag), so the probe's own drift is in the results beside what it measured.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,10 @@ use crate::stats::millis;
 /// delay: a quarter of a millisecond covers both on an idle machine, and costs at most that
 /// much CPU per ping.
 pub const SPIN: Duration = Duration::from_micros(250);
+
+/// How far ahead of its send time a ping is handed to the runtime: a parked worker takes tens
+/// of microseconds to wake, more on a busy machine. The ping's task spins away what is left.
+pub const HAND_OVER: Duration = Duration::from_micros(300);
 
 /// Idle keep-alive connections: a ping takes one, or opens a new one when all are busy.
 type Pool = Arc<Mutex<Vec<Connection>>>;
@@ -91,7 +96,8 @@ impl Clock {
                 let start = Instant::now();
                 for k in 0u32.. {
                     let scheduled = start + every * k;
-                    if !wait_until(scheduled, &stopping) {
+                    let hand_over = scheduled.checked_sub(HAND_OVER).unwrap_or(scheduled);
+                    if !wait_until(hand_over, &stopping) {
                         break;
                     }
                     let ping = scheduled_ping(endpoint.clone(), pool.clone(), scheduled);
@@ -135,13 +141,17 @@ fn wait_until(deadline: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
-/// One scheduled ping on an idle pooled connection (or a new one): how late it started, and
-/// its latency from `scheduled` or why it failed.
+/// One scheduled ping on an idle pooled connection (or a new one), sent at `scheduled` (the
+/// task spins to it if it started early): how late it left, and its latency from `scheduled`
+/// or why it failed.
 async fn scheduled_ping(
     endpoint: Endpoint,
     pool: Pool,
     scheduled: Instant,
 ) -> (f64, Result<f64, String>) {
+    while Instant::now() < scheduled {
+        std::hint::spin_loop();
+    }
     let lag_ms = millis(scheduled.elapsed());
     let idle = pool
         .lock()

@@ -11,21 +11,18 @@ use super::{Report, RestReport, SweepReport};
 use crate::bench::{Case, HEAD_START};
 use crate::burst::Connect;
 use crate::cpu::CpuUse;
+use crate::environment::Environment;
 use crate::session::Failure;
 use crate::stats::PingStats;
 use crate::work::WorkPath;
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
 pub fn results_markdown(report: &Report) -> String {
-    let mut out = String::from("# Blocking the reactor: results\n\n");
-    let _ = writeln!(
-        out,
-        "Written by `{}`; every figure below comes from that run. Do not edit by hand: \
-         run the command again.\n",
-        report.command
+    let mut out = heading(
+        "Blocking the reactor: results",
+        &report.command,
+        &report.environment,
     );
-    out.push_str("## Environment\n\n");
-    out.push_str(&report.environment.to_markdown());
     out.push_str("\n## Parameters\n\n");
     out.push_str(&parameters(report));
     out.push_str("\n## Comparison\n\n");
@@ -60,6 +57,15 @@ pub fn results_markdown(report: &Report) -> String {
         timing.overhead_percent()
     );
     out
+}
+
+/// A report's title, the command that wrote it, and the machine it ran on.
+fn heading(title: &str, command: &str, environment: &Environment) -> String {
+    format!(
+        "# {title}\n\nWritten by `{command}`; every figure below comes from that run. Do not \
+         edit by hand: run the command again.\n\n## Environment\n\n{}",
+        environment.to_markdown()
+    )
 }
 
 fn parameters(report: &Report) -> String {
@@ -286,14 +292,7 @@ fn failed_cases(report: &Report) -> Vec<(&Failure, &'static str)> {
 /// `SWEEP.md`: environment, parameters, one table per route (stacks × N), the plots.
 pub fn sweep_markdown(sweep: &SweepReport) -> String {
     let plan = &sweep.plan;
-    let mut out = String::from("# Concurrency sweep\n\n");
-    let _ = writeln!(
-        out,
-        "Written by `{}`; every figure below comes from that run. Do not edit by hand.\n",
-        sweep.command
-    );
-    out.push_str("## Environment\n\n");
-    out.push_str(&sweep.environment.to_markdown());
+    let mut out = heading("Concurrency sweep", &sweep.command, &sweep.environment);
     let concurrency: Vec<String> = plan.concurrency.iter().map(usize::to_string).collect();
     let pool = match plan.blocking_threads {
         Some(pool) => format!("a blocking pool of {pool} threads on every server"),
@@ -416,14 +415,7 @@ fn cpu_cells(cpu: Option<CpuUse>) -> String {
 
 /// `REST.md`: a lone `/ping` per stack at each pause, and the wake-ups behind it.
 pub fn rest_markdown(rest: &RestReport) -> String {
-    let mut out = String::from("# At rest\n\n");
-    let _ = writeln!(
-        out,
-        "Written by `{}`; every figure below comes from that run. Do not edit by hand.\n",
-        rest.command
-    );
-    out.push_str("## Environment\n\n");
-    out.push_str(&rest.environment.to_markdown());
+    let mut out = heading("At rest", &rest.command, &rest.environment);
     let pauses: Vec<String> = rest
         .plan
         .pauses_ms
