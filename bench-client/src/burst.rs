@@ -7,6 +7,7 @@
 //! them first, accepted by the server before the first request byte, so that the N requests
 //! reach it together, whatever its accept loop does.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -172,8 +173,8 @@ async fn request(
 }
 
 /// Opens `n` connections, at most [`CONNECTS_IN_FLIGHT`] at a time, then waits until the
-/// server has accepted them all (its listen queue is empty; on Linux, where the kernel shows
-/// it). A connection that failed is `None`: its request opens a new one, and fails on its
+/// server has accepted them all (each is established on its side and its listen queue is
+/// empty; on Linux, where the kernel shows both). A connection that failed is `None`: its request opens a new one, and fails on its
 /// own if the server is gone.
 async fn connect_all(endpoint: &Endpoint, n: usize) -> Vec<Option<Connection>> {
     let permits = Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT));
@@ -191,6 +192,11 @@ async fn connect_all(endpoint: &Endpoint, n: usize) -> Vec<Option<Connection>> {
     for connect in connects {
         connections.push(connect.await.ok().flatten());
     }
-    kernel::wait_until_accepted(endpoint.port, ACCEPT_WITHIN).await;
+    let ours: HashSet<u16> = connections
+        .iter()
+        .flatten()
+        .map(Connection::local_port)
+        .collect();
+    kernel::wait_until_accepted(endpoint.port, &ours, ACCEPT_WITHIN).await;
     connections
 }

@@ -157,6 +157,17 @@ pub enum Command {
     /// At rest: a lone /ping on each demo server at pauses of 0, 1, 10 and 50 ms (both
     /// probes), and each server thread's wake-ups per request
     Rest(RestArgs),
+    /// Redraws a comparison's RESULTS.md and plots from its results.json, measuring nothing:
+    /// for a change of format or figure, not of figures
+    Redraw(RedrawArgs),
+}
+
+/// `bench-client redraw`.
+#[derive(Debug, clap::Args)]
+pub struct RedrawArgs {
+    /// Folders holding a results.json, e.g. results results/threads
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
 }
 
 /// `bench-client rest`.

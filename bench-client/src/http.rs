@@ -106,6 +106,8 @@ impl Reply {
 pub struct Connection {
     sender: SendRequest<Empty<Bytes>>,
     endpoint: Endpoint,
+    /// This end's port: how the server's side of the connection is found in `/proc`.
+    local_port: u16,
 }
 
 impl Connection {
@@ -117,7 +119,11 @@ impl Connection {
         // Small requests must leave at once, not wait for Nagle's algorithm.
         stream
             .set_nodelay(true)
-            .map_err(|error| HttpError::Connect(authority, error))?;
+            .map_err(|error| HttpError::Connect(authority.clone(), error))?;
+        let local_port = stream
+            .local_addr()
+            .map_err(|error| HttpError::Connect(authority, error))?
+            .port();
         let (sender, connection) = http1::handshake(TokioIo::new(stream)).await?;
         // The connection's I/O runs as its own task; it ends when `sender` is dropped or the
         // server closes the connection.
@@ -125,7 +131,13 @@ impl Connection {
         Ok(Connection {
             sender,
             endpoint: endpoint.clone(),
+            local_port,
         })
+    }
+
+    /// The port of this end of the connection.
+    pub fn local_port(&self) -> u16 {
+        self.local_port
     }
 
     /// Whether the server has closed this connection.

@@ -3,6 +3,7 @@
 //! and the TCP counters that say whether connections were dropped or retransmitted, so that
 //! no figure set by the kernel's queues is taken for the server's.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -31,17 +32,49 @@ pub fn listen_queue_in(table: &str, port: u16) -> Option<u64> {
     })
 }
 
-/// Waits until the listener on `port` has no connection left to accept, or `within` has
-/// passed, or there is no way to tell (no `/proc`): returns whether it saw the queue empty.
-pub async fn wait_until_accepted(port: u16, within: Duration) -> bool {
+/// The client ports of the established connections to local `port` that the server's side
+/// of `/proc/net/tcp` (and `tcp6`) lists: a connection appears there once the server's
+/// kernel has taken the handshake's last ACK, before or after the server accepts it.
+pub fn established_peers(port: u16) -> HashSet<u16> {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .flat_map(|table| peers_in(&table, port))
+        .collect()
+}
+
+/// [`established_peers`] of one `/proc/net/tcp` text.
+pub fn peers_in(table: &str, port: u16) -> HashSet<u16> {
+    const ESTABLISHED: &str = "01";
+    let hex_port = |address: &str| u16::from_str_radix(address.rsplit(':').next()?, 16).ok();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (local, remote, state) = (fields.get(1)?, fields.get(2)?, fields.get(3)?);
+            (hex_port(local)? == port && *state == ESTABLISHED).then(|| hex_port(remote))?
+        })
+        .collect()
+}
+
+/// Waits until the server on `port` has accepted every connection from the client ports
+/// `ours`: each is established on the server's side, and its listener has nothing left to
+/// accept. Gives up after `within`, or at once where `/proc` cannot tell; returns whether
+/// it saw them all accepted.
+pub async fn wait_until_accepted(port: u16, ours: &HashSet<u16>, within: Duration) -> bool {
     let deadline = Instant::now() + within;
     loop {
-        match accept_queue(port) {
-            Some(0) => return true,
-            None => return false,
-            Some(_) if Instant::now() >= deadline => return false,
-            Some(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+        let Some(queued) = accept_queue(port) else {
+            return false;
+        };
+        if queued == 0 && ours.is_subset(&established_peers(port)) {
+            return true;
         }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
 }
 
@@ -162,6 +195,13 @@ Tcp: 1 200 120000 -1 54105 53773 309 161 0 607567 605671 953 0 447 0
     fn the_accept_queue_is_the_listeners_rx_queue() {
         assert_eq!(listen_queue_in(TCP, 0x2231), Some(3));
         assert_eq!(listen_queue_in(TCP, 80), None, "no listener there");
+    }
+
+    #[test]
+    fn established_peers_are_the_servers_side() {
+        // Entry 1 is the server's side of a connection from client port 0xA4C2.
+        assert_eq!(peers_in(TCP, 0x2231), HashSet::from([0xA4C2]));
+        assert!(peers_in(TCP, 80).is_empty());
     }
 
     #[test]

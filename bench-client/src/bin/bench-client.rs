@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use bench_client::bench::{self, HEAD_START};
-use bench_client::cli::{Cli, Command, RestArgs, SweepArgs};
+use bench_client::cli::{Cli, Command, RedrawArgs, RestArgs, SweepArgs};
 use bench_client::environment::Environment;
 use bench_client::report::{self, Report, RestReport, SweepReport, Timing};
 use bench_client::session::{Event, Outcome, PAUSE};
@@ -51,6 +51,7 @@ fn main() -> ExitCode {
             match &cli.command {
                 Some(Command::Sweep(sweep)) => run_sweep(sweep).await,
                 Some(Command::Rest(rest)) => run_rest(rest).await,
+                Some(Command::Redraw(redraw)) => run_redraw(redraw),
                 None => run(&cli, &targets).await,
             }
         };
@@ -125,6 +126,22 @@ async fn run_rest(args: &RestArgs) -> ExitCode {
         "REST.md and rest.json",
         all_measured,
     )
+}
+
+/// Rewrites each folder's RESULTS.md and plots from its results.json, which it leaves as it is.
+fn run_redraw(args: &RedrawArgs) -> ExitCode {
+    for dir in &args.dirs {
+        let redrawn = std::fs::read_to_string(dir.join("results.json"))
+            .map_err(|error| error.to_string())
+            .and_then(|json| serde_json::from_str::<Report>(&json).map_err(|e| e.to_string()))
+            .and_then(|report| report.write_views(dir).map_err(|error| error.to_string()));
+        if let Err(error) = redrawn {
+            eprintln!("bench-client: cannot redraw {}: {error}", dir.display());
+            return ExitCode::FAILURE;
+        }
+        eprintln!("redrew {}", dir.display());
+    }
+    ExitCode::SUCCESS
 }
 
 /// How this process was invoked, for the reports.

@@ -26,9 +26,10 @@
 //! - Colours follow the order of the series (the Okabe–Ito palette, readable with the common
 //!   colour-vision deficiencies): pass the stacks in the same order to every figure and each
 //!   stack keeps its colour. Measured points are drawn as dots.
-//! - The legend has a fixed place where each figure's lines leave room: upper left for wall
-//!   times (they rise to the right), lower right for CDFs (they rise to 1 on the right), on a
-//!   semi-opaque white background, so what it covers still shows.
+//! - The legend goes where the lines leave room: upper left for wall times (they rise to the
+//!   right); for a CDF, upper left when most samples are slow and lower right when most are
+//!   fast (the curve reaches 1 early); on a semi-opaque white background, so what it covers
+//!   still shows.
 //! - With no data at all, the figure is still drawn, with default ranges and a "no data" note:
 //!   a report that links to the file then shows why it is empty instead of a broken image.
 //!
@@ -185,17 +186,44 @@ pub fn cdf(
     let has_data = lines.iter().any(|l| !l.points.is_empty());
     let x = x_range(&lines, DEFAULT_LATENCY_MS);
 
+    let legend = cdf_legend(&lines, &x);
     let figure = Figure {
         title,
         x_desc,
         y_desc,
         lines,
         has_data,
-        // The curves reach 1 on the right: the lower right stays empty.
-        legend: SeriesLabelPosition::LowerRight,
+        legend,
     };
     let y: RangedCoordf64 = FRACTION_RANGE.into();
     figure.render(x, y, format_tick)
+}
+
+/// Where a CDF's legend hides the least: the curves climb from the lower left to the upper
+/// right, leaving one of those two corners emptier, the upper left when the samples are slow
+/// and the lower right when they are fast. Whichever corner, a box about the legend's size,
+/// holds fewer of the lines' points gets it.
+fn cdf_legend(lines: &[Line], x: &Range<f64>) -> SeriesLabelPosition {
+    // The legend's share of the plot's width (log scale) and of its height, roughly.
+    const WIDE: f64 = 0.45;
+    const TALL: f64 = 0.45;
+    let (start, end) = (x.start.log10(), x.end.log10());
+    let across = |x: f64| (x.log10() - start) / (end - start);
+    let points = lines.iter().flat_map(|line| line.points.iter());
+    let (upper_left, lower_right) = points.fold((0, 0), |(ul, lr), &(x, y)| {
+        let (x, y) = (across(x), y / FRACTION_RANGE.end);
+        let in_upper_left = x < WIDE && y > 1.0 - TALL;
+        let in_lower_right = x > 1.0 - WIDE && y < TALL;
+        (
+            ul + usize::from(in_upper_left),
+            lr + usize::from(in_lower_right),
+        )
+    });
+    if upper_left <= lower_right {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::LowerRight
+    }
 }
 
 /// The log x range of `lines`, or `default` when they have no points at all.
