@@ -77,10 +77,12 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
     );
 }
 
-/// The clock thread sends each ping within a millisecond of its time (p99): a generous
-/// bound for a test on a shared machine; the results run reports the real figure.
+/// The clock thread sends the pings on time: half of them within 0.3 ms of their time (a
+/// timer that counts whole milliseconds, as tokio's does, would be late by most of one), and
+/// 99 % within 5 ms, a generous bound for a test that shares two cores with others; the
+/// results run reports the real figures.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pings_leave_on_time_below_a_millisecond() {
+async fn pings_leave_on_time() {
     let endpoint = stub(Duration::ZERO).await;
     let probe = open::start(endpoint, Duration::from_millis(5));
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -89,6 +91,7 @@ async fn pings_leave_on_time_below_a_millisecond() {
     assert_eq!(record.send_lag_ms.len(), record.sent);
     let mut lags = record.send_lag_ms.clone();
     lags.sort_by(f64::total_cmp);
-    let p99 = lags[(lags.len() * 99 / 100).min(lags.len() - 1)];
-    assert!(p99 < 1.0, "p99 send lag {p99:.3} ms: {lags:?}");
+    let at = |q: usize| lags[(lags.len() * q / 100).min(lags.len() - 1)];
+    assert!(at(50) < 0.3, "p50 send lag {:.3} ms: {lags:?}", at(50));
+    assert!(at(99) < 5.0, "p99 send lag {:.3} ms: {lags:?}", at(99));
 }
