@@ -8,20 +8,20 @@
 //! reach it together, whatever its accept loop does.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use demo_contract::Work;
 use hyper::Method;
 use serde::{Deserialize, Serialize};
-use tokio::sync::Semaphore;
 
 use crate::http::{Connection, Endpoint, HttpError, Reply};
 use crate::kernel;
 use crate::stats::millis;
 
-/// How many connects are in flight at once in [`Connect::Before`]: enough to open thousands
-/// in a moment, few enough that the listen queue (`net.core.somaxconn`) never fills.
+/// How many connects [`Connect::Before`] makes at once, and how many unaccepted connections it
+/// lets wait in the server's accept queue before the next wave: enough to open thousands in a
+/// moment, few enough that the queue (capped at `net.core.somaxconn`) never overflows, however
+/// slowly the server accepts.
 pub const CONNECTS_IN_FLIGHT: usize = 128;
 
 /// How long the server may take to accept the connections of a [`Connect::Before`] burst.
@@ -172,25 +172,25 @@ async fn request(
     connection.send(Method::GET, path).await
 }
 
-/// Opens `n` connections, at most [`CONNECTS_IN_FLIGHT`] at a time, then waits until the
-/// server has accepted them all (each is established on its side and its listen queue is
-/// empty; on Linux, where the kernel shows both). A connection that failed is `None`: its request opens a new one, and fails on its
-/// own if the server is gone.
+/// Opens `n` connections in waves of [`CONNECTS_IN_FLIGHT`], each wave once the server's
+/// accept queue holds fewer than that, then waits until the server has accepted them all
+/// (each is established on its side and its listen queue is empty; on Linux, where the kernel
+/// shows both). A connection that failed is `None`: its request opens a new one, and fails on
+/// its own if the server is gone.
 async fn connect_all(endpoint: &Endpoint, n: usize) -> Vec<Option<Connection>> {
-    let permits = Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT));
-    let connects: Vec<_> = (0..n)
-        .map(|_| {
-            let endpoint = endpoint.clone();
-            let permits = permits.clone();
-            tokio::spawn(async move {
-                let _permit = permits.acquire().await.expect("never closed");
-                Connection::open(&endpoint).await.ok()
-            })
-        })
-        .collect();
     let mut connections = Vec::with_capacity(n);
-    for connect in connects {
-        connections.push(connect.await.ok().flatten());
+    while connections.len() < n {
+        let wave = CONNECTS_IN_FLIGHT.min(n - connections.len());
+        let connects: Vec<_> = (0..wave)
+            .map(|_| {
+                let endpoint = endpoint.clone();
+                tokio::spawn(async move { Connection::open(&endpoint).await.ok() })
+            })
+            .collect();
+        for connect in connects {
+            connections.push(connect.await.ok().flatten());
+        }
+        kernel::wait_until_queue_below(endpoint.port, CONNECTS_IN_FLIGHT, ACCEPT_WITHIN).await;
     }
     let ours: HashSet<u16> = connections
         .iter()

@@ -32,6 +32,18 @@ pub fn listen_queue_in(table: &str, port: u16) -> Option<u64> {
     })
 }
 
+/// Waits until the listener on `port` has fewer than `limit` connections waiting to be
+/// accepted, or `within` has passed, or there is no way to tell.
+pub async fn wait_until_queue_below(port: u16, limit: usize, within: Duration) {
+    let deadline = Instant::now() + within;
+    while accept_queue(port).is_some_and(|queued| queued >= limit as u64) {
+        if Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
 /// The client ports of the established connections to local `port` that the server's side
 /// of `/proc/net/tcp` (and `tcp6`) lists: a connection appears there once the server's
 /// kernel has taken the handshake's last ACK, before or after the server accepts it.

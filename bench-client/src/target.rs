@@ -28,6 +28,11 @@ pub const SERVERS: [&str; 5] = [
 /// with the command line of the demo servers.
 pub const REFERENCES: [&str; 2] = ["fastapi-asyncio", "fastapi-uvloop"];
 
+/// The demo-hyper-smol variant whose main thread runs the executor inside `block_on`, which
+/// waits on epoll itself: no separate reactor thread to wake the executor's. For the at-rest
+/// experiment, which compares it with the stock server.
+pub const SMOL_EXECUTOR_ON_MAIN: &str = "demo-hyper-smol (executor on main)";
+
 /// How long a spawned server may take to print its readiness line.
 pub const READY_WITHIN: Duration = Duration::from_secs(10);
 
@@ -74,10 +79,18 @@ impl Target {
     pub fn server(name: &str, dir: &Path) -> Target {
         Target::Spawn {
             name: name.to_owned(),
+            launcher: Launcher::program(dir.join(name)),
+        }
+    }
+
+    /// [`SMOL_EXECUTOR_ON_MAIN`]: demo-hyper-smol in `dir`, with the variable that selects it.
+    pub fn smol_executor_on_main(dir: &Path) -> Target {
+        Target::Spawn {
+            name: SMOL_EXECUTOR_ON_MAIN.to_owned(),
             launcher: Launcher {
-                program: dir.join(name),
-                only_threads: None,
-                ready_within: READY_WITHIN,
+                env: vec![("DEMO_SMOL_EXECUTOR_ON_MAIN".to_owned(), "1".to_owned())],
+                only_threads: Some(1),
+                ..Launcher::program(dir.join("demo-hyper-smol"))
             },
         }
     }
@@ -87,9 +100,9 @@ impl Target {
         Target::Spawn {
             name: name.to_owned(),
             launcher: Launcher {
-                program: dir.join("bin").join(name),
                 only_threads: Some(1),
                 ready_within: REFERENCE_READY_WITHIN,
+                ..Launcher::program(dir.join("bin").join(name))
             },
         }
     }
@@ -99,12 +112,25 @@ impl Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launcher {
     pub program: PathBuf,
+    /// Variables set for it, beyond the client's own environment.
+    pub env: Vec<(String, String)>,
     /// The one reactor-thread count it supports, if it supports only one.
     pub only_threads: Option<usize>,
     pub ready_within: Duration,
 }
 
 impl Launcher {
+    /// `program`, with no variables of its own, at any thread count, with the demo servers'
+    /// readiness limit.
+    pub fn program(program: PathBuf) -> Launcher {
+        Launcher {
+            program,
+            env: Vec::new(),
+            only_threads: None,
+            ready_within: READY_WITHIN,
+        }
+    }
+
     /// Starts the target with `args`; see [`ServerProcess::start`].
     pub async fn start(&self, name: &str, args: &[String]) -> Result<ServerProcess, TargetError> {
         if !self.program.is_file() {
@@ -113,7 +139,7 @@ impl Launcher {
                 path: self.program.clone(),
             });
         }
-        ServerProcess::start_within(name, &self.program, args, self.ready_within).await
+        ServerProcess::spawn(name, &self.program, args, &self.env, self.ready_within).await
     }
 }
 
@@ -235,8 +261,20 @@ impl ServerProcess {
         args: &[String],
         ready_within: Duration,
     ) -> Result<ServerProcess, TargetError> {
+        Self::spawn(name, binary, args, &[], ready_within).await
+    }
+
+    /// [`Self::start_within`] with variables `env` set for the server.
+    async fn spawn(
+        name: &str,
+        binary: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        ready_within: Duration,
+    ) -> Result<ServerProcess, TargetError> {
         let mut child = Command::new(binary)
             .args(args)
+            .envs(env.iter().map(|(key, value)| (key, value)))
             .args(["--port", "0"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -9,7 +9,7 @@ use bench_client::cli::{Cli, Command, RedrawArgs, RestArgs, SweepArgs};
 use bench_client::environment::Environment;
 use bench_client::report::{self, Report, RestReport, SweepReport, Timing};
 use bench_client::session::{Event, Outcome, PAUSE};
-use bench_client::target::SERVERS;
+use bench_client::target::{self, SERVERS, Target};
 use bench_client::{rest, sweep};
 use clap::Parser as _;
 use tokio::signal::unix::{SignalKind, signal};
@@ -110,7 +110,16 @@ async fn run_sweep(args: &SweepArgs) -> ExitCode {
 
 async fn run_rest(args: &RestArgs) -> ExitCode {
     let plan = args.plan();
-    let (targets, _) = args.spawn.targets(&SERVERS);
+    let (mut targets, _) = args.spawn.targets(&SERVERS);
+    if args.spawn.servers.is_empty() {
+        // The stock smol server beside its variant without a separate reactor thread.
+        let bin_dir = args
+            .spawn
+            .bin_dir
+            .clone()
+            .unwrap_or_else(target::default_bin_dir);
+        targets.push(Target::smol_executor_on_main(&bin_dir));
+    }
     let Outcome { measured, failures } = rest::run(&targets, &plan, &mut progress).await;
     let report = RestReport {
         environment: Environment::capture(),

@@ -12,6 +12,10 @@
 //!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
+//! - A variant for the at-rest experiment: with `DEMO_SMOL_EXECUTOR_ON_MAIN=1` and
+//!   `--threads 1`, no executor thread is spawned and the main thread runs the executor inside
+//!   `block_on`, which waits on epoll itself when there is nothing to poll: the thread woken by
+//!   a request's readiness is the one that runs it.
 
 use std::time::Duration;
 
@@ -92,15 +96,21 @@ impl Handlers for HyperSmol {
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     for_async_io::size_blocking_pool(args.blocking_threads);
-    let demo = Demo::new(&STACK, "smol Executor", &args);
-    for n in 0..args.threads {
+    let on_main = args.threads == 1
+        && std::env::var_os("DEMO_SMOL_EXECUTOR_ON_MAIN").is_some_and(|value| value == "1");
+    let runtime = if on_main {
+        "smol Executor on the main thread's block_on"
+    } else {
+        "smol Executor"
+    };
+    let demo = Demo::new(&STACK, runtime, &args);
+    for n in 0..if on_main { 0 } else { args.threads } {
         std::thread::Builder::new()
             .name(format!("smol-executor-{n}"))
             .spawn(|| smol::block_on(EXECUTOR.run(future::pending::<()>())))?;
     }
 
-    // This thread only waits: accepting and serving both run on the executor's threads.
-    smol::block_on(EXECUTOR.spawn(async move {
+    let server = EXECUTOR.spawn(async move {
         let listener = TcpListener::try_from(demo_contract::listen(args.addr())?)?;
         let stop = for_async_io::shutdown_signal()?;
         demo.announce(listener.local_addr()?);
@@ -108,5 +118,11 @@ fn main() -> std::io::Result<()> {
         let spawn = |task| EXECUTOR.spawn(task).detach();
         for_hyper::serve(HyperSmol, demo, incoming, spawn, SmolTimer::new(), stop).await;
         Ok(())
-    }))
+    });
+    if on_main {
+        smol::block_on(EXECUTOR.run(server))
+    } else {
+        // This thread only waits: accepting and serving both run on the executor's threads.
+        smol::block_on(server)
+    }
 }
