@@ -8,21 +8,26 @@
 //! reach it together, whatever its accept loop does.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use demo_contract::Work;
 use hyper::Method;
 use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
 
 use crate::http::{Connection, Endpoint, HttpError, Reply};
 use crate::kernel;
 use crate::stats::millis;
 
-/// How many connects [`Connect::Before`] makes at once, and how many unaccepted connections it
-/// lets wait in the server's accept queue before the next wave: enough to open thousands in a
-/// moment, few enough that the queue (capped at `net.core.somaxconn`) never overflows, however
-/// slowly the server accepts.
+/// How many connects [`Connect::Before`] has in flight at once.
 pub const CONNECTS_IN_FLIGHT: usize = 128;
+
+/// How many connections [`Connect::Before`] opens before it checks the server's accept queue,
+/// and how many it lets wait there before the next wave: far below `net.core.somaxconn`, so
+/// the queue never overflows however slowly the server accepts, and few enough waves that
+/// reading `/proc/net/tcp` (slow with thousands of sockets) between them stays cheap.
+pub const CONNECT_WAVE: usize = 1024;
 
 /// How long the server may take to accept the connections of a [`Connect::Before`] burst.
 pub const ACCEPT_WITHIN: Duration = Duration::from_secs(10);
@@ -172,25 +177,29 @@ async fn request(
     connection.send(Method::GET, path).await
 }
 
-/// Opens `n` connections in waves of [`CONNECTS_IN_FLIGHT`], each wave once the server's
-/// accept queue holds fewer than that, then waits until the server has accepted them all
-/// (each is established on its side and its listen queue is empty; on Linux, where the kernel
-/// shows both). A connection that failed is `None`: its request opens a new one, and fails on
-/// its own if the server is gone.
+/// Opens `n` connections, at most [`CONNECTS_IN_FLIGHT`] connects in flight, in waves of
+/// [`CONNECT_WAVE`], each wave once the server's accept queue holds fewer than that; then waits
+/// until the server has accepted them all (each is established on its side and its listen
+/// queue is empty; on Linux, where the kernel shows both). A connection that failed is `None`:
+/// its request opens a new one, and fails on its own if the server is gone.
 async fn connect_all(endpoint: &Endpoint, n: usize) -> Vec<Option<Connection>> {
+    let permits = Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT));
     let mut connections = Vec::with_capacity(n);
     while connections.len() < n {
-        let wave = CONNECTS_IN_FLIGHT.min(n - connections.len());
+        let wave = CONNECT_WAVE.min(n - connections.len());
         let connects: Vec<_> = (0..wave)
             .map(|_| {
-                let endpoint = endpoint.clone();
-                tokio::spawn(async move { Connection::open(&endpoint).await.ok() })
+                let (endpoint, permits) = (endpoint.clone(), permits.clone());
+                tokio::spawn(async move {
+                    let _permit = permits.acquire().await.expect("never closed");
+                    Connection::open(&endpoint).await.ok()
+                })
             })
             .collect();
         for connect in connects {
             connections.push(connect.await.ok().flatten());
         }
-        kernel::wait_until_queue_below(endpoint.port, CONNECTS_IN_FLIGHT, ACCEPT_WITHIN).await;
+        kernel::wait_until_queue_below(endpoint.port, CONNECT_WAVE, ACCEPT_WITHIN).await;
     }
     let ours: HashSet<u16> = connections
         .iter()

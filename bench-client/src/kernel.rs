@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 /// any address), from `/proc/net/tcp` and `tcp6`: for a listening socket the kernel shows
 /// that queue's length as `rx_queue`. `None` if no such listener is visible.
 pub fn accept_queue(port: u16) -> Option<u64> {
+    // IPv4 first: the servers listen on 127.0.0.1 by default, and tcp6 is read only if needed.
     ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .find_map(|table| listen_queue_in(&table, port))
+        .find_map(|path| listen_queue_in(&std::fs::read_to_string(path).ok()?, port))
 }
 
 /// [`accept_queue`] of one `/proc/net/tcp` text.
