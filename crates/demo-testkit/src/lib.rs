@@ -14,6 +14,7 @@
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bench_client::burst::{self, Burst, Connect};
@@ -69,6 +70,9 @@ macro_rules! contract_tests {
 const SHORT_SLEEP: Duration = Duration::from_millis(100);
 /// And this long in the concurrent checks, where the margin against 3 × sleep matters more.
 const CONCURRENT_SLEEP: Duration = Duration::from_millis(200);
+/// Held by each CPU check while it runs, so that the checks of one binary take turns.
+static CORES: Mutex<()> = Mutex::new(());
+
 /// Requests per burst.
 const N: usize = 8;
 /// How long any one request of a check may take.
@@ -260,6 +264,9 @@ struct CpuBurst {
 /// at least 0.9 × the CPU time asked for, on its own thread's clock, and a wall time no
 /// shorter (0.9 × for the clocks' resolutions).
 fn cpu_burst(binary: &str, path: &str) -> CpuBurst {
+    // CPU work measures the cores: two CPU checks of one test binary side by side would each
+    // find half of them, and their pings would wait for each other's work.
+    let _cores = CORES.lock().unwrap_or_else(PoisonError::into_inner);
     block_on(async {
         let asked = CPU_WORK.as_millis().to_string();
         let server = start(binary, &["--sleep-ms", &asked]).await;
