@@ -13,8 +13,8 @@
 #   results/staircase/       the bounded pool: /ok-def on a 40-thread pool (the size of the
 #                            threadpool behind FastAPI's plain `def`), N = 10 .. 200, 100 ms
 #   results/rest/            at rest: a lone /ping at pauses of 0, 1, 10 and 50 ms, and each
-#                            server thread's wake-ups per request (with a smol variant whose
-#                            executor thread drives the reactor itself)
+#                            server thread's wake-ups per request (with two variants: tokio
+#                            with a reactor thread apart, smol with the executor on main)
 #   results/detector-on/, results/detector-off/
 #                            the stall detector's cost: /ok-await with it on and off, its pings
 #                            at N = 10 and its wall time at N = 1,000 (n1000/)

@@ -14,6 +14,15 @@ pub fn process_cpu_ms(pid: u32) -> Option<f64> {
     cpu_ms_in(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// CPU time, user and system, of the calling thread so far, in ms, to the nanosecond
+/// (`CLOCK_THREAD_CPUTIME_ID`, not `/proc`'s 10 ms ticks): for the probe's own threads, whose
+/// cost is a fraction of a millisecond per ping.
+pub fn this_thread_cpu_ms() -> Option<f64> {
+    use nix::time::{ClockId, clock_gettime};
+    let spent = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
+    Some(spent.tv_sec() as f64 * 1000.0 + spent.tv_nsec() as f64 / 1e6)
+}
+
 /// The CPU time of one `/proc/PID/stat` text.
 pub fn cpu_ms_in(stat: &str) -> Option<f64> {
     // The command name, field 2, is in parentheses and may hold spaces: count from after it.
@@ -82,6 +91,19 @@ mod tests {
                     123456 0 0";
         assert_eq!(cpu_ms_in(stat), Some(490.0));
         assert_eq!(cpu_ms_in("garbage"), None);
+    }
+
+    #[test]
+    fn a_spinning_thread_counts_its_own_time() {
+        let before = this_thread_cpu_ms().expect("a thread CPU clock");
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(20) {
+            std::hint::spin_loop();
+        }
+        let spent = this_thread_cpu_ms().expect("a thread CPU clock") - before;
+        // Spinning 20 ms of wall time costs CPU time, never more than the wall time; the
+        // lower bound leaves room for a busy machine that took the core away.
+        assert!(spent > 1.0 && spent < 25.0, "{spent} ms");
     }
 
     #[test]

@@ -105,7 +105,10 @@ async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration)
     let open_loop = if pause_ms == 0 {
         None
     } else {
-        let open = open::start(running.endpoint.clone(), pause);
+        let open = open::start(
+            running.endpoint.clone(),
+            open::Schedule::starting_now(pause),
+        );
         tokio::time::sleep(probe_for).await;
         Some(OpenLoopStats::from_record(open.stop().await))
     };

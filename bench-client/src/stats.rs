@@ -103,6 +103,14 @@ pub struct OpenLoopStats {
     /// How late each ping left after its scheduled time, in schedule order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub send_lag_ms: Vec<f64>,
+    /// What keeping the schedule cost: the CPU time of the probe's clock and ping threads,
+    /// in ms, sleeping, spinning and sending included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_cpu_ms: Option<f64>,
+    /// Whether those threads ran at real-time priority (`None` in results from before it
+    /// was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_realtime: Option<bool>,
     /// Every latency from its scheduled send time, in schedule order.
     pub raw_ms: Vec<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -135,6 +143,8 @@ impl OpenLoopStats {
                 percentile(&lags, 99.0)
             },
             send_lag_ms: record.send_lag_ms,
+            probe_cpu_ms: record.cpu_ms,
+            probe_realtime: Some(record.realtime),
             raw_ms: record.latencies_ms,
             error_reasons: record.errors,
         }
@@ -250,7 +260,7 @@ mod tests {
             sent: latencies_ms.len() + errors.len(),
             latencies_ms,
             errors,
-            send_lag_ms: Vec::new(),
+            ..ProbeRecord::default()
         }
     }
 
@@ -308,6 +318,8 @@ mod tests {
             latencies_ms: (1..=100).map(f64::from).collect(),
             errors: vec!["reset".into()],
             send_lag_ms: vec![0.1, 0.4, 0.2],
+            cpu_ms: Some(3.5),
+            realtime: true,
         };
         let stats = OpenLoopStats::from_record(record);
         assert_eq!(
@@ -323,6 +335,7 @@ mod tests {
         assert!(near(stats.p99_ms, 99.0), "{:?}", stats.p99_ms);
         assert_eq!(stats.max_ms, Some(100.0));
         assert_eq!(stats.max_send_lag_ms, Some(0.4));
+        assert_eq!(stats.probe_cpu_ms, Some(3.5));
         let empty = OpenLoopStats::from_record(ProbeRecord::default());
         assert_eq!((empty.p50_ms, empty.max_ms), (None, None));
     }

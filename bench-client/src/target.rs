@@ -6,6 +6,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use demo_contract::variant::Variant;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
@@ -27,11 +28,6 @@ pub const SERVERS: [&str; 5] = [
 /// parser, and on uvloop with httptools. Each is a script of that name in the app's `bin/`,
 /// with the command line of the demo servers.
 pub const REFERENCES: [&str; 2] = ["fastapi-asyncio", "fastapi-uvloop"];
-
-/// The demo-hyper-smol variant whose main thread runs the executor inside `block_on`, which
-/// waits on epoll itself: no separate reactor thread to wake the executor's. For the at-rest
-/// experiment, which compares it with the stock server.
-pub const SMOL_EXECUTOR_ON_MAIN: &str = "demo-hyper-smol (executor on main)";
 
 /// How long a spawned server may take to print its readiness line.
 pub const READY_WITHIN: Duration = Duration::from_secs(10);
@@ -83,14 +79,15 @@ impl Target {
         }
     }
 
-    /// [`SMOL_EXECUTOR_ON_MAIN`]: demo-hyper-smol in `dir`, with the variable that selects it.
-    pub fn smol_executor_on_main(dir: &Path) -> Target {
+    /// A server variant of the at-rest experiment: its server in `dir`, with the variable
+    /// that selects it, at one reactor thread.
+    pub fn variant(variant: &Variant, dir: &Path) -> Target {
         Target::Spawn {
-            name: SMOL_EXECUTOR_ON_MAIN.to_owned(),
+            name: variant.label.to_owned(),
             launcher: Launcher {
-                env: vec![("DEMO_SMOL_EXECUTOR_ON_MAIN".to_owned(), "1".to_owned())],
+                env: vec![(variant.variable.to_owned(), "1".to_owned())],
                 only_threads: Some(1),
-                ..Launcher::program(dir.join("demo-hyper-smol"))
+                ..Launcher::program(dir.join(variant.server))
             },
         }
     }

@@ -42,7 +42,7 @@ async fn stub(answer_after: Duration) -> Endpoint {
 async fn sends_stay_on_schedule_when_answers_are_slow() {
     let endpoint = stub(SLOW).await;
     let every = Duration::from_millis(20);
-    let probe = open::start(endpoint.clone(), every);
+    let probe = open::start(endpoint.clone(), open::Schedule::starting_now(every));
     let pinger = closed::start(endpoint, every);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let open = probe.stop().await;
@@ -84,7 +84,10 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pings_leave_on_time() {
     let endpoint = stub(Duration::ZERO).await;
-    let probe = open::start(endpoint, Duration::from_millis(5));
+    let probe = open::start(
+        endpoint,
+        open::Schedule::starting_now(Duration::from_millis(5)),
+    );
     tokio::time::sleep(Duration::from_millis(500)).await;
     let record = probe.stop().await;
     assert!(record.errors.is_empty(), "{:?}", record.errors);
@@ -94,4 +97,28 @@ async fn pings_leave_on_time() {
     let at = |q: usize| lags[(lags.len() * q / 100).min(lags.len() - 1)];
     assert!(at(50) < 0.3, "p50 send lag {:.3} ms: {lags:?}", at(50));
     assert!(at(99) < 5.0, "p99 send lag {:.3} ms: {lags:?}", at(99));
+    // Its threads' CPU time is measured, and is less than the 500 ms they ran: they sleep
+    // between pings.
+    let cpu_ms = record.cpu_ms.expect("the probe's CPU time");
+    assert!(cpu_ms > 0.0 && cpu_ms < 500.0, "{cpu_ms} ms of CPU");
+}
+
+/// The first ping waits for the schedule's offset: stopped before it, the probe sent none;
+/// after it, one per period from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_ping_waits_for_its_offset() {
+    let endpoint = stub(Duration::ZERO).await;
+    let late = open::Schedule {
+        first_after: Duration::from_millis(300),
+        every: Duration::from_millis(20),
+    };
+    let probe = open::start(endpoint.clone(), late);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(probe.stop().await.sent, 0);
+
+    let probe = open::start(endpoint, late);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let sent = probe.stop().await.sent;
+    // Pings at 300, 320, ..., up to 500 ms: 10 or 11, give or take one at the edge.
+    assert!((9..=12).contains(&sent), "{sent} pings");
 }

@@ -19,7 +19,7 @@ fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
         sent: latencies_ms.len() + errors.len(),
         latencies_ms,
         errors,
-        send_lag_ms: Vec::new(),
+        ..ProbeRecord::default()
     }
 }
 
@@ -103,6 +103,24 @@ fn report() -> Report {
         latencies_ms: vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],
         errors: Vec::new(),
         send_lag_ms: vec![0.1; 6],
+        cpu_ms: Some(1.5),
+        realtime: true,
+    }));
+    let mut axum_await = case(
+        "demo-axum",
+        "/ok-await",
+        503.4,
+        "main",
+        true,
+        vec![0.8, 0.6, 1.1],
+    );
+    axum_await.open_loop = Some(OpenLoopStats::from_record(ProbeRecord {
+        sent: 3,
+        latencies_ms: vec![0.9, 0.7, 1.0],
+        errors: Vec::new(),
+        send_lag_ms: vec![0.01, 0.02, 0.01],
+        cpu_ms: Some(0.9),
+        realtime: true,
     }));
     Report {
         environment: Environment {
@@ -121,19 +139,7 @@ fn report() -> Report {
             ..Plan::default()
         },
         command: "bench-client".into(),
-        cases: vec![
-            axum_bad,
-            case(
-                "demo-axum",
-                "/ok-await",
-                503.4,
-                "main",
-                true,
-                vec![0.8, 0.6, 1.1],
-            ),
-            actix_bad,
-            actix_await,
-        ],
+        cases: vec![axum_bad, axum_await, actix_bad, actix_await],
         failures: vec![Failure {
             target: "demo-hyper-smol".into(),
             reactor_threads: 1,
@@ -219,7 +225,15 @@ fn writing_is_atomic_and_leaves_no_temporary_file() {
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    // The CDF is drawn only for /bad, the one case with open-loop samples; no temporary file.
-    assert_eq!(names, ["RESULTS.md", "ping-cdf-bad.svg", "results.json"]);
+    // A CDF per route with open-loop samples; no temporary file.
+    assert_eq!(
+        names,
+        [
+            "RESULTS.md",
+            "ping-cdf-bad.svg",
+            "ping-cdf-ok-await.svg",
+            "results.json"
+        ]
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -12,6 +12,7 @@ use bench_client::session::{Event, Outcome, PAUSE};
 use bench_client::target::{self, SERVERS, Target};
 use bench_client::{rest, sweep};
 use clap::Parser as _;
+use demo_contract::variant::VARIANTS;
 use tokio::signal::unix::{SignalKind, signal};
 
 fn main() -> ExitCode {
@@ -112,13 +113,17 @@ async fn run_rest(args: &RestArgs) -> ExitCode {
     let plan = args.plan();
     let (mut targets, _) = args.spawn.targets(&SERVERS);
     if args.spawn.servers.is_empty() {
-        // The stock smol server beside its variant without a separate reactor thread.
+        // The stock servers beside the variants that add or take away a thread's hop.
         let bin_dir = args
             .spawn
             .bin_dir
             .clone()
             .unwrap_or_else(target::default_bin_dir);
-        targets.push(Target::smol_executor_on_main(&bin_dir));
+        targets.extend(
+            VARIANTS
+                .iter()
+                .map(|variant| Target::variant(variant, &bin_dir)),
+        );
     }
     let Outcome { measured, failures } = rest::run(&targets, &plan, &mut progress).await;
     let report = RestReport {

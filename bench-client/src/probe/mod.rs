@@ -48,6 +48,11 @@ pub struct ProbeRecord {
     /// How late each ping left after its scheduled time, in ms: the open loop's own drift.
     /// Empty for the closed loop, which has no schedule.
     pub send_lag_ms: Vec<f64>,
+    /// The CPU time of the probe's own threads (the open loop's clock and ping threads), in
+    /// ms; `None` for the closed loop, which runs on the client's shared runtime.
+    pub cpu_ms: Option<f64>,
+    /// Whether the probe's own threads ran at real-time priority (the open loop asks for it).
+    pub realtime: bool,
 }
 
 /// A probe running as a task of its own until [`ProbeTask::stop`].
@@ -95,10 +100,19 @@ pub struct ProbeRecords {
 }
 
 impl Probes {
-    /// Starts the chosen probes against `endpoint`, one ping every `every`.
+    /// Starts the chosen probes against `endpoint`, one ping every `every`. With both, the
+    /// open loop's schedule starts half a period after the closed loop's first ping, so that
+    /// the two probes' pings take turns instead of queueing behind each other on the server.
     pub fn start(choice: ProbeChoice, endpoint: &Endpoint, every: Duration) -> Probes {
         let closed = (choice != ProbeChoice::Open).then(|| closed::start(endpoint.clone(), every));
-        let open = (choice != ProbeChoice::Closed).then(|| open::start(endpoint.clone(), every));
+        let schedule = match closed {
+            Some(_) => open::Schedule {
+                first_after: every / 2,
+                every,
+            },
+            None => open::Schedule::starting_now(every),
+        };
+        let open = (choice != ProbeChoice::Closed).then(|| open::start(endpoint.clone(), schedule));
         Probes { closed, open }
     }
 

@@ -6,23 +6,36 @@
 //! every 50 ms would have suffered a hundred. That is coordinated omission; wrk2 corrects it
 //! the same way: keep the schedule, and count the time from when the request should have left.
 //!
-//! The schedule is kept by a clock thread of its own, not by tokio's timer, which counts whole
-//! milliseconds: below a millisecond its lateness would be the figure. The thread sleeps until
-//! just before each send time, spins the rest ([`SPIN`]), and hands the ping to the runtime
-//! [`HAND_OVER`] ahead of its time, since waking a runtime worker takes a while too; the ping's
-//! task spins on the worker to its send time. Each ping records how late it actually left (its
-//! send lag), so the probe's own drift is in the results beside what it measured.
+//! Below a millisecond the probe's own punctuality is the figure, so it runs on two threads
+//! of its own:
+//! - a clock thread, not tokio's timer (which counts whole milliseconds): it sleeps until just
+//!   before each send time, spins the rest ([`SPIN`]), and hands the ping over [`HAND_OVER`]
+//!   ahead of its time, since waking the ping thread takes a while too;
+//! - a ping thread, a tokio runtime that runs nothing but these pings: no burst request or
+//!   closed-loop ping can be holding it when a ping is due. The ping's task spins on it to
+//!   its send time.
+//!
+//! Both threads ask for real-time priority (`SCHED_FIFO`, its lowest level), so that when a
+//! ping is due a core is taken from the servers' and the client's ordinary threads at once,
+//! not at the scheduler's next turn: on two shared cores that wait was the lateness of the
+//! last pings still late. They spin at most about half a millisecond per ping, and the kernel
+//! caps what real-time threads may take (`sched_rt_runtime_us`). Without the privilege (no
+//! `CAP_SYS_NICE`) they run at normal priority, and the record says so.
+//!
+//! Each ping records how late it actually left (its send lag), and the probe records the CPU
+//! time of both threads, so its own drift and cost are in the results beside what it measured.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::{self, Thread};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use tokio::runtime::Handle;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::{ProbeRecord, ProbeTask, ping};
+use crate::cpu::this_thread_cpu_ms;
 use crate::http::{Connection, Endpoint};
 use crate::stats::millis;
 
@@ -42,23 +55,54 @@ type Pool = Arc<Mutex<Vec<Connection>>>;
 /// One scheduled ping's outcome: how late it started, then its latency or why it failed.
 type Sent = JoinHandle<(f64, Result<f64, String>)>;
 
-/// Starts sending a ping to `endpoint` every `every`, on schedule, until stopped; stopping
-/// waits for the pings still in flight.
-pub fn start(endpoint: Endpoint, every: Duration) -> ProbeTask {
+/// When the pings go: the first `first_after` from the start, then one every `every`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    pub first_after: Duration,
+    pub every: Duration,
+}
+
+impl Schedule {
+    /// A ping at once, then one every `every`.
+    pub fn starting_now(every: Duration) -> Schedule {
+        Schedule {
+            first_after: Duration::ZERO,
+            every,
+        }
+    }
+
+    /// The `k`-th send time (from 0) of a schedule that started at `start`.
+    fn send_time(&self, start: Instant, k: u32) -> Instant {
+        start + self.first_after + self.every * k
+    }
+}
+
+/// Starts sending a ping to `endpoint` on `schedule` until stopped; stopping waits for the
+/// pings still in flight.
+pub fn start(endpoint: Endpoint, schedule: Schedule) -> ProbeTask {
     ProbeTask::spawn("open-loop probe", move |stopped| {
-        run_schedule(endpoint, every, stopped)
+        run_schedule(endpoint, schedule, stopped)
     })
 }
 
 async fn run_schedule(
     endpoint: Endpoint,
-    every: Duration,
+    schedule: Schedule,
     mut stopped: watch::Receiver<bool>,
 ) -> ProbeRecord {
+    let pinger = match PingThread::start() {
+        Ok(pinger) => pinger,
+        Err(error) => {
+            return ProbeRecord {
+                errors: vec![format!("no thread for the open-loop pings: {error}")],
+                ..ProbeRecord::default()
+            };
+        }
+    };
     let (sent, mut pings) = mpsc::unbounded_channel::<Sent>();
-    let clock = Clock::start(endpoint, every, sent);
+    let clock = Clock::start(endpoint, schedule, pinger.runtime.clone(), sent);
     let _ = stopped.wait_for(|&stop| stop).await;
-    clock.stop();
+    let clock = clock.stop().await;
     let mut record = ProbeRecord::default();
     while let Some(ping) = pings.recv().await {
         record.sent += 1;
@@ -73,52 +117,134 @@ async fn run_schedule(
             Err(error) => record.errors.push(format!("a ping task failed: {error}")),
         }
     }
+    let ping = pinger.stop().await;
+    record.cpu_ms = Option::zip(clock.cpu_ms, ping.cpu_ms).map(|(clock, ping)| clock + ping);
+    record.realtime = clock.realtime && ping.realtime;
     record
+}
+
+/// What a probe thread reports when it ends.
+#[derive(Debug, Clone, Copy, Default)]
+struct ThreadEnd {
+    /// Its CPU time, in ms.
+    cpu_ms: Option<f64>,
+    /// Whether it ran at real-time priority.
+    realtime: bool,
+}
+
+impl ThreadEnd {
+    /// Called last on the thread, with what [`ask_for_realtime`] said at its start.
+    fn here(realtime: bool) -> ThreadEnd {
+        ThreadEnd {
+            cpu_ms: this_thread_cpu_ms(),
+            realtime,
+        }
+    }
+}
+
+/// Asks for the lowest real-time priority (`SCHED_FIFO`) for the calling thread; whether the
+/// OS granted it.
+fn ask_for_realtime() -> bool {
+    use thread_priority::{
+        RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+        set_thread_priority_and_policy, thread_native_id,
+    };
+    let fifo = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+    set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, fifo).is_ok()
+}
+
+/// The thread the pings run on: a current-thread tokio runtime of its own, kept until
+/// [`PingThread::stop`].
+struct PingThread {
+    runtime: Handle,
+    stop: oneshot::Sender<()>,
+    thread: thread::JoinHandle<ThreadEnd>,
+}
+
+impl PingThread {
+    fn start() -> std::io::Result<PingThread> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = thread::Builder::new()
+            .name("open-loop-pings".into())
+            .spawn(move || {
+                let realtime = ask_for_realtime();
+                runtime.block_on(async {
+                    let _ = stopped.await;
+                });
+                ThreadEnd::here(realtime)
+            })?;
+        Ok(PingThread {
+            runtime: handle,
+            stop,
+            thread,
+        })
+    }
+
+    /// Ends the runtime (every ping has been awaited by then).
+    async fn stop(self) -> ThreadEnd {
+        let _ = self.stop.send(());
+        joined(self.thread).await
+    }
 }
 
 /// The clock thread and how to stop it.
 struct Clock {
     stop: Arc<AtomicBool>,
-    thread: Thread,
+    thread: thread::JoinHandle<ThreadEnd>,
 }
 
 impl Clock {
-    /// Starts the clock thread: from now, at every `every`, a ping spawned on the current
-    /// runtime and handed over through `sent`.
-    fn start(endpoint: Endpoint, every: Duration, sent: mpsc::UnboundedSender<Sent>) -> Clock {
+    /// Starts the clock thread: from now, at each send time of `schedule`, a ping spawned on
+    /// `pings` and handed over through `sent`.
+    fn start(
+        endpoint: Endpoint,
+        schedule: Schedule,
+        pings: Handle,
+        sent: mpsc::UnboundedSender<Sent>,
+    ) -> Clock {
         let stop = Arc::new(AtomicBool::new(false));
-        let runtime = Handle::current();
         let stopping = stop.clone();
-        let handle = thread::Builder::new()
+        let thread = thread::Builder::new()
             .name("open-loop-clock".into())
             .spawn(move || {
+                let realtime = ask_for_realtime();
                 let pool = Pool::default();
                 let start = Instant::now();
                 for k in 0u32.. {
-                    let scheduled = start + every * k;
+                    let scheduled = schedule.send_time(start, k);
                     let hand_over = scheduled.checked_sub(HAND_OVER).unwrap_or(scheduled);
                     if !wait_until(hand_over, &stopping) {
                         break;
                     }
                     let ping = scheduled_ping(endpoint.clone(), pool.clone(), scheduled);
-                    if sent.send(runtime.spawn(ping)).is_err() {
+                    if sent.send(pings.spawn(ping)).is_err() {
                         break;
                     }
                 }
+                ThreadEnd::here(realtime)
             })
             .expect("a thread for the open-loop clock");
-        Clock {
-            stop,
-            thread: handle.thread().clone(),
-        }
+        Clock { stop, thread }
     }
 
-    /// Stops the schedule; the clock thread ends at once, without sending again, and with it
+    /// Stops the schedule: the clock thread ends at once, without sending again, and with it
     /// the channel of pings.
-    fn stop(self) {
+    async fn stop(self) -> ThreadEnd {
         self.stop.store(true, Ordering::SeqCst);
-        self.thread.unpark();
+        self.thread.thread().unpark();
+        joined(self.thread).await
     }
+}
+
+/// Waits, off the runtime's workers, for a probe thread told to end.
+async fn joined(thread: thread::JoinHandle<ThreadEnd>) -> ThreadEnd {
+    tokio::task::spawn_blocking(move || thread.join().unwrap_or_default())
+        .await
+        .unwrap_or_default()
 }
 
 /// Sleeps until [`SPIN`] before `deadline`, then spins to it. Returns false, at once, if

@@ -259,7 +259,8 @@ fn stalls_finding(route: &str, cases: &[&Case]) -> Option<String> {
     Some(sentence)
 }
 
-/// What the open-loop probe saw beside the closed loop, if it ran.
+/// What the open-loop probe saw beside the closed loop, if it ran, and how far its own
+/// punctuality and cost could have moved that.
 fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
     let open: Vec<(&Case, &OpenLoopStats)> = cases
         .iter()
@@ -276,15 +277,52 @@ fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
         .iter()
         .filter_map(|(case, _)| Some(case.closed_loop.as_ref()?.samples as f64))
         .collect();
-    Some(format!(
+    let mut sentence = format!(
         "During `{route}` the open-loop probe sent {} pings on schedule where the closed loop got {} \
-         samples; measured from their scheduled times, p50 {} ms, p99 {} ms, max {} ms.",
+         samples; measured from their scheduled times, p50 {} ms, p99 {} ms, max {} ms. \
+         99% of its pings left within {} ms of their time",
         range(&scheduled, 0),
         range(&closed, 0),
         latency_range(&values(|o| o.p50_ms)),
         latency_range(&values(|o| o.p99_ms)),
         latency_range(&values(|o| o.max_ms)),
-    ))
+        latency_range(&values(|o| o.p99_send_lag_ms)),
+    );
+    let per_ping: Vec<f64> = open
+        .iter()
+        .filter_map(|(_, o)| Some(o.probe_cpu_ms? / o.scheduled.max(1) as f64))
+        .collect();
+    if !per_ping.is_empty() {
+        sentence.push_str(&format!(
+            ", at a cost of {} ms of CPU per ping",
+            latency_range(&per_ping)
+        ));
+    }
+    // Where nothing blocked the pings, both probes time the same idle server: their medians
+    // should agree, and how far they do not is the probes' own doing.
+    let gaps: Vec<f64> = open
+        .iter()
+        .filter(|(case, _)| case.verdict == Verdict::Concurrent)
+        .filter_map(|(case, o)| Some(o.p50_ms? - case.closed_loop.as_ref()?.p50_ms?))
+        .collect();
+    if !gaps.is_empty() {
+        sentence.push_str(&format!(
+            "; where the requests ran concurrently, its p50 minus the closed loop's: {} ms",
+            signed_range(&gaps)
+        ));
+    }
+    sentence.push('.');
+    Some(sentence)
+}
+
+/// "-0.04 to +0.10", in ms with two decimals.
+fn signed_range(values: &[f64]) -> String {
+    let min = values.iter().copied().reduce(f64::min);
+    let max = values.iter().copied().reduce(f64::max);
+    match (min, max) {
+        (Some(min), Some(max)) => format!("{min:+.2} to {max:+.2}"),
+        _ => "-".to_owned(),
+    }
 }
 
 /// The targets of the cases that `keep` keeps.

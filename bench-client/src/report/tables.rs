@@ -15,6 +15,7 @@ use crate::environment::Environment;
 use crate::session::Failure;
 use crate::stats::PingStats;
 use crate::work::WorkPath;
+use demo_contract::variant::{VARIANTS, Variant};
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
 pub fn results_markdown(report: &Report) -> String {
@@ -201,8 +202,8 @@ pub fn probe_table(report: &Report) -> Option<String> {
     }
     let mut out = String::from(
         "| stack | reactor threads | route | closed loop: samples | p50 | p95 | max \
-         | open loop: sent | answered | p50 | p99 | max | send lag p99 |\n\
-         |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         | open loop: sent | answered | p50 | p99 | max | send lag p99 | probe CPU ms |\n\
+         |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for case in &report.cases {
         let Some(open) = &case.open_loop else {
@@ -210,7 +211,7 @@ pub fn probe_table(report: &Report) -> Option<String> {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&case.target),
             case.reactor_threads,
             case.route,
@@ -221,16 +222,20 @@ pub fn probe_table(report: &Report) -> Option<String> {
             latency(open.p99_ms),
             latency(open.max_ms),
             latency(open.p99_send_lag_ms),
+            latency(open.probe_cpu_ms),
         );
     }
     out.push_str(
         "\nThe closed loop sends a ping only after the last one returned, so a stall costs it \
          samples; the open loop keeps its schedule and times each ping from when it should \
          have left (the correction wrk2 makes for coordinated omission). Open-loop \
-         percentiles come from an HDR histogram (3 significant digits). Its pings are sent \
-         by a clock thread of its own, which sleeps to a quarter of a millisecond before each \
-         send time and spins the rest; `send lag p99` is how late 99% of them started, at \
-         most (results.json has every ping's lag).\n",
+         percentiles come from an HDR histogram (3 significant digits). Its schedule starts \
+         half a period after the closed loop's, so the two probes' pings do not queue behind \
+         each other. Its pings are timed by a clock thread of its own, which sleeps to a \
+         quarter of a millisecond before each send time and spins the rest, and sent from a \
+         thread that runs nothing else, both at real-time priority where the OS grants it; `send lag p99` is how late 99% of them started, at \
+         most (results.json has every ping's lag), and `probe CPU ms` what the two threads \
+         cost in the case.\n",
     );
     Some(out)
 }
@@ -432,8 +437,8 @@ pub fn rest_markdown(rest: &RestReport) -> String {
     out.push_str(
         "## Latency and wake-ups\n\n\
          | stack | pause ms | closed loop: pings | p50 µs | p90 | p99 | open loop: p50 µs | p99 \
-         | voluntary switches per ping, by server thread |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         | send lag p99 µs | voluntary switches per ping, by server thread |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for point in &rest.points {
         let micros =
@@ -444,7 +449,7 @@ pub fn rest_markdown(rest: &RestReport) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&point.target),
             point.pause_ms,
             point.closed_loop.answered,
@@ -453,6 +458,7 @@ pub fn rest_markdown(rest: &RestReport) -> String {
             micros(point.closed_loop.p99_ms),
             micros(open.and_then(|o| o.p50_ms)),
             micros(open.and_then(|o| o.p99_ms)),
+            micros(open.and_then(|o| o.p99_send_lag_ms)),
             if wakeups.is_empty() {
                 "-".to_owned()
             } else {
@@ -467,6 +473,20 @@ pub fn rest_markdown(rest: &RestReport) -> String {
          it went to sleep and was woken: one per ping means the thread was woken for every \
          request.\n",
     );
+    let variants: Vec<&Variant> = VARIANTS
+        .iter()
+        .filter(|variant| rest.points.iter().any(|p| p.target == variant.label))
+        .collect();
+    if !variants.is_empty() {
+        out.push_str("\n## The variants\n\n");
+        for variant in variants {
+            let _ = writeln!(
+                out,
+                "- {}: {}; started with `{}=1`.",
+                variant.label, variant.about, variant.variable
+            );
+        }
+    }
     out.push_str(&failures(&rest.failures, false));
     out
 }

@@ -5,8 +5,8 @@ use crate::kernel::TcpCounters;
 use crate::stalls::StallsSeen;
 use crate::stats::Verdict;
 
-/// A latency in ms for a table: one decimal, two below 1 ms (loopback pings take tens of µs);
-/// "-" for none.
+/// A latency, or any short time, in ms for a table: one decimal, two below 1 ms (loopback
+/// pings take tens of µs); "-" for none.
 pub fn latency(value: Option<f64>) -> String {
     match value {
         Some(value) if value < 1.0 => format!("{value:.2}"),

@@ -14,17 +14,29 @@ use crate::{Args, SHUTDOWN_GRACE};
 /// `multi_thread` with that many work-stealing workers. `--blocking-threads` sets the
 /// blocking pool's `max_blocking_threads` (tokio's default: 512) on either flavour.
 pub fn runtime(args: &Args) -> io::Result<(Runtime, &'static str)> {
-    let (mut builder, flavour) = if args.threads == 1 {
-        (Builder::new_current_thread(), "tokio current_thread")
+    if args.threads == 1 {
+        Ok((
+            build(Builder::new_current_thread(), args)?,
+            "tokio current_thread",
+        ))
     } else {
-        let mut builder = Builder::new_multi_thread();
-        builder.worker_threads(args.threads);
-        (builder, "tokio multi_thread")
-    };
+        Ok((workers(args.threads, args)?, "tokio multi_thread"))
+    }
+}
+
+/// A `multi_thread` runtime with `count` work-stealing workers, whatever `--threads` says,
+/// and the blocking pool `--blocking-threads` asks for.
+pub fn workers(count: usize, args: &Args) -> io::Result<Runtime> {
+    let mut builder = Builder::new_multi_thread();
+    builder.worker_threads(count);
+    build(builder, args)
+}
+
+fn build(mut builder: Builder, args: &Args) -> io::Result<Runtime> {
     if let Some(pool) = args.blocking_threads {
         builder.max_blocking_threads(pool);
     }
-    Ok((builder.enable_all().build()?, flavour))
+    builder.enable_all().build()
 }
 
 /// SIGINT or SIGTERM, once either arrives.

@@ -13,7 +13,8 @@
 //! - [`Demo::announce`]: the readiness line `listening on http://127.0.0.1:PORT`;
 //! - [`reactor`]: marking the threads that poll request futures, so that `on_reactor` is a fact
 //!   about the thread the sleep ran on, not a guess from the route's name;
-//! - [`RequestWatch`]: the stall detector every request future is wrapped with.
+//! - [`RequestWatch`]: the stall detector every request future is wrapped with;
+//! - [`variant`]: the at-rest experiment's variants of two servers, and how each is selected.
 //!
 //! The `for_*` modules, each behind the feature of the same name, glue these to one stack.
 
@@ -23,6 +24,7 @@ pub mod cpu;
 pub mod reactor;
 mod route;
 mod sleep;
+pub mod variant;
 mod watch;
 
 pub use args::Args;

@@ -12,14 +12,16 @@
 //!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
-//! - A variant for the at-rest experiment: with `DEMO_SMOL_EXECUTOR_ON_MAIN=1` and
-//!   `--threads 1`, no executor thread is spawned and the main thread runs the executor inside
-//!   `block_on`, which waits on epoll itself when there is nothing to poll: the thread woken by
-//!   a request's readiness is the one that runs it.
+//! - A variant for the at-rest experiment ([`SMOL_EXECUTOR_ON_MAIN`]): with `--threads 1`,
+//!   no executor thread is spawned and the main thread runs the executor inside `block_on`,
+//!   which waits on epoll itself when it holds the reactor's lock. async-io's own thread keeps
+//!   competing for that lock (its `main_loop` in `driver.rs`), so some requests still arrive
+//!   through that thread.
 
 use std::time::Duration;
 
 use demo_contract::for_hyper::{self, Handlers};
+use demo_contract::variant::SMOL_EXECUTOR_ON_MAIN;
 use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu, for_async_io};
 use smol::net::TcpListener;
 use smol::stream::StreamExt as _;
@@ -96,8 +98,7 @@ impl Handlers for HyperSmol {
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     for_async_io::size_blocking_pool(args.blocking_threads);
-    let on_main = args.threads == 1
-        && std::env::var_os("DEMO_SMOL_EXECUTOR_ON_MAIN").is_some_and(|value| value == "1");
+    let on_main = SMOL_EXECUTOR_ON_MAIN.requested(&args);
     let runtime = if on_main {
         "smol Executor on the main thread's block_on"
     } else {

@@ -1,0 +1,48 @@
+//! The at-rest experiment's server variants. A server started with `--threads 1` and its
+//! variant's variable set to `1` arranges its threads differently, so that the experiment can
+//! tell the cost of one thread waking another apart from everything else about a stack.
+
+use crate::Args;
+
+/// One variant: which server, the variable that selects it, and its name in the results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    pub server: &'static str,
+    pub variable: &'static str,
+    pub label: &'static str,
+    /// What it changes, in a sentence, for the results.
+    pub about: &'static str,
+}
+
+/// demo-hyper-smol with no executor thread: the main thread runs the executor inside
+/// async-io's `block_on`, which waits on epoll itself when it has nothing to poll.
+pub const SMOL_EXECUTOR_ON_MAIN: Variant = Variant {
+    server: "demo-hyper-smol",
+    variable: "DEMO_SMOL_EXECUTOR_ON_MAIN",
+    label: "demo-hyper-smol (executor on main)",
+    about: "no executor thread: the main thread runs the executor inside async-io's \
+            `block_on`, which waits on epoll itself when it holds the reactor's lock; \
+            async-io's own thread still competes for that lock",
+};
+
+/// demo-hyper-tokio with its requests polled on the main thread while the one worker of a
+/// `multi_thread` runtime waits on epoll: every readiness wakes the worker, which wakes the
+/// main thread. The hop async-io's reactor thread makes, added to tokio.
+pub const TOKIO_REACTOR_ON_WORKER: Variant = Variant {
+    server: "demo-hyper-tokio",
+    variable: "DEMO_TOKIO_REACTOR_ON_WORKER",
+    label: "demo-hyper-tokio (reactor on a worker)",
+    about: "requests polled on the main thread (a `LocalSet`) while the one worker of a \
+            `multi_thread` runtime waits on epoll: every readiness wakes the worker, which \
+            wakes the main thread, the hop async-io's reactor thread makes, added to tokio",
+};
+
+/// Every variant, in the order the at-rest experiment runs them.
+pub const VARIANTS: [Variant; 2] = [TOKIO_REACTOR_ON_WORKER, SMOL_EXECUTOR_ON_MAIN];
+
+impl Variant {
+    /// Whether this server was started as the variant: one reactor thread, the variable `1`.
+    pub fn requested(&self, args: &Args) -> bool {
+        args.threads == 1 && std::env::var_os(self.variable).is_some_and(|value| value == "1")
+    }
+}
