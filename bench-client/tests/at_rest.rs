@@ -1,0 +1,67 @@
+//! The at-rest experiment against the real servers: what each variant changes shows in the
+//! wake-up counts. Counts, not timings: a thread that waits on epoll is woken by every ping
+//! that arrives while it sleeps, however busy the machine.
+
+mod common;
+
+use bench_client::rest::{self, RestPlan, RestPoint};
+use bench_client::target::{self, Target};
+use demo_contract::variant::{TOKIO_REACTOR_ON_WORKER, Variant};
+
+/// Pings 10 ms apart for 300 ms: about 30, each arriving while every server thread sleeps.
+fn plan() -> RestPlan {
+    RestPlan {
+        pauses_ms: vec![10],
+        probe_ms: 300,
+    }
+}
+
+async fn at_rest(target: Target) -> RestPoint {
+    let outcome = rest::run(&[target], &plan(), &mut |_| {}).await;
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    let point = outcome.measured.into_iter().next().expect("one point");
+    assert!(point.closed_loop.answered >= 10, "{point:?}");
+    point
+}
+
+fn variant(variant: &Variant) -> Target {
+    common::real_server(variant.server);
+    Target::variant(variant, &target::default_bin_dir())
+}
+
+/// Stock demo-hyper-tokio on one thread: the main thread waits on epoll and runs the request,
+/// so it alone wakes, once per ping.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_current_thread_wakes_one_thread_per_ping() {
+    let server = common::real_server("demo-hyper-tokio");
+    let point = at_rest(Target::server("demo-hyper-tokio", server.parent().unwrap())).await;
+    let main = point.wakeups_per_ping["demo-hyper-toki"];
+    assert!((0.8..1.5).contains(&main), "{:?}", point.wakeups_per_ping);
+    assert!(
+        !point.wakeups_per_ping.contains_key("tokio-rt-worker"),
+        "{:?}",
+        point.wakeups_per_ping
+    );
+}
+
+/// The variant adds the hop: its worker waits on epoll and is woken by every ping, and wakes
+/// the main thread, which runs the request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reactor_on_a_worker_adds_a_wake_up_per_ping() {
+    let point = at_rest(variant(&TOKIO_REACTOR_ON_WORKER)).await;
+    assert_eq!(
+        point.runtime.as_deref(),
+        Some("tokio LocalSet on main, epoll on a multi_thread worker")
+    );
+    let wakes = |thread: &str| point.wakeups_per_ping.get(thread).copied().unwrap_or(0.0);
+    assert!(
+        wakes("demo-hyper-toki") >= 0.8,
+        "{:?}",
+        point.wakeups_per_ping
+    );
+    assert!(
+        wakes("tokio-rt-worker") >= 0.8,
+        "{:?}",
+        point.wakeups_per_ping
+    );
+}
