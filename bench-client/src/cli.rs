@@ -154,9 +154,10 @@ pub enum Command {
     /// The concurrency sweep: each work route at each N on each server (no pinger), with a
     /// table and an SVG plot (wall time against N, log axes) per route
     Sweep(SweepArgs),
-    /// At rest: a lone /ping on each demo server (and, by default, demo-hyper-smol with its
-    /// executor on the main thread) at pauses of 0, 1, 10 and 50 ms (both probes), and each
-    /// server thread's wake-ups per request
+    /// At rest: a lone /ping on each demo server (and, by default, the variants of
+    /// demo-hyper-tokio and demo-hyper-smol that move the reactor to another thread or off
+    /// it) at pauses of 0, 1, 10 and 50 ms (both probes), and each server thread's wake-ups
+    /// per request
     Rest(RestArgs),
     /// Redraws a comparison's RESULTS.md and plots from its results.json, measuring nothing:
     /// for a change of format or figure, not of figures

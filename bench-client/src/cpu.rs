@@ -23,6 +23,20 @@ pub fn this_thread_cpu_ms() -> Option<f64> {
     Some(spent.tv_sec() as f64 * 1000.0 + spent.tv_nsec() as f64 / 1e6)
 }
 
+/// CPU time the hypervisor gave to other machines while this one's cores wanted to run
+/// ("steal"), summed over the cores since boot, in ms; `None` where `/proc/stat` says nothing.
+/// A virtual machine's threads stop for it without any sign in their own figures.
+pub fn machine_steal_ms() -> Option<f64> {
+    steal_ms_in(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
+/// The steal time of one `/proc/stat` text: the 8th value of its `cpu` line.
+pub fn steal_ms_in(stat: &str) -> Option<f64> {
+    let all_cores = stat.lines().find(|line| line.starts_with("cpu "))?;
+    let steal = all_cores.split_whitespace().nth(8)?.parse::<f64>().ok()?;
+    Some(steal * TICK_MS)
+}
+
 /// The CPU time of one `/proc/PID/stat` text.
 pub fn cpu_ms_in(stat: &str) -> Option<f64> {
     // The command name, field 2, is in parentheses and may hold spaces: count from after it.
@@ -40,6 +54,10 @@ pub struct CpuUse {
     pub client_ms: f64,
     /// The spawned server, every thread of it; `None` for a server we did not start.
     pub server_ms: Option<f64>,
+    /// The machine's steal time ([`machine_steal_ms`]) meanwhile: time the hypervisor took
+    /// the cores away from every thread here, client's and server's alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ms: Option<f64>,
 }
 
 impl CpuUse {
@@ -56,6 +74,7 @@ pub struct CpuMeter {
     server: Option<u32>,
     client_ms: Option<f64>,
     server_ms: Option<f64>,
+    steal_ms: Option<f64>,
 }
 
 impl CpuMeter {
@@ -65,6 +84,7 @@ impl CpuMeter {
             server,
             client_ms: process_cpu_ms(std::process::id()),
             server_ms: server.and_then(process_cpu_ms),
+            steal_ms: machine_steal_ms(),
         }
     }
 
@@ -73,9 +93,11 @@ impl CpuMeter {
         let client_ms = process_cpu_ms(std::process::id())? - self.client_ms?;
         let server_now = self.server.and_then(process_cpu_ms);
         let server_ms = Option::zip(server_now, self.server_ms).map(|(now, then)| now - then);
+        let steal_ms = Option::zip(machine_steal_ms(), self.steal_ms).map(|(now, then)| now - then);
         Some(CpuUse {
             client_ms,
             server_ms,
+            steal_ms,
         })
     }
 }
@@ -107,6 +129,15 @@ mod tests {
     }
 
     #[test]
+    fn steal_is_read_from_the_all_cores_line() {
+        // Recorded from this machine's /proc/stat (Linux 6.18), first lines.
+        let stat = "cpu  694032 8946 184934 6715794 17272 0 8566 4198 0 0\n\
+                    cpu0 347016 4473 92467 3357897 8636 0 4283 2099 0 0\n";
+        assert_eq!(steal_ms_in(stat), Some(41_980.0));
+        assert_eq!(steal_ms_in("cpu0 1 2 3\n"), None);
+    }
+
+    #[test]
     fn this_process_has_a_cpu_time() {
         if cfg!(target_os = "linux") {
             assert!(process_cpu_ms(std::process::id()).is_some());
@@ -118,6 +149,7 @@ mod tests {
         let cpu = |client_ms, server_ms| CpuUse {
             client_ms,
             server_ms,
+            steal_ms: None,
         };
         assert!(cpu(30.0, Some(20.0)).client_heavier());
         assert!(!cpu(10.0, Some(20.0)).client_heavier());

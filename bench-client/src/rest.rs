@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cpu::machine_steal_ms;
 use crate::probe::{ProbeRecord, closed, open};
 use crate::session::{self, Event, Outcome, Running, ServerSetup, Step};
 use crate::stats::{OpenLoopStats, RequestTimes};
@@ -68,6 +69,10 @@ pub struct RestPoint {
     /// Each server thread's voluntary context switches per closed-loop ping, by thread name
     /// (threads of one name added up); empty where `/proc` cannot tell.
     pub wakeups_per_ping: BTreeMap<String, f64>,
+    /// The machine's steal time during both probes, in ms: time the hypervisor took the cores
+    /// away, which no figure here would show otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ms: Option<f64>,
 }
 
 /// Runs the plan on each target, one reactor thread each.
@@ -93,6 +98,7 @@ pub async fn run(
 async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration) -> RestPoint {
     let pause = Duration::from_millis(pause_ms);
     let pid = running.server.as_ref().and_then(|server| server.pid());
+    let steal_before = machine_steal_ms();
     let before = pid.map(thread_switches);
     let closed = closed::start(running.endpoint.clone(), pause);
     tokio::time::sleep(probe_for).await;
@@ -119,6 +125,7 @@ async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration)
         closed_loop: RequestTimes::from_ms(&closed.latencies_ms),
         open_loop,
         wakeups_per_ping,
+        steal_ms: Option::zip(machine_steal_ms(), steal_before).map(|(now, then)| now - then),
     }
 }
 

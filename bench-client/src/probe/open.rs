@@ -15,16 +15,22 @@
 //!   closed-loop ping can be holding it when a ping is due. The ping's task spins on it to
 //!   its send time.
 //!
-//! Both threads ask for real-time priority (`SCHED_FIFO`, its lowest level), so that when a
-//! ping is due a core is taken from the servers' and the client's ordinary threads at once,
-//! not at the scheduler's next turn: on two shared cores that wait was the lateness of the
-//! last pings still late. They spin at most about half a millisecond per ping, and the kernel
-//! caps what real-time threads may take (`sched_rt_runtime_us`). Without the privilege (no
-//! `CAP_SYS_NICE`) they run at normal priority, and the record says so.
+//! Until a ping leaves, both threads run at real-time priority (`SCHED_FIFO`, its lowest
+//! level), so that when a ping is due a core is taken from the servers' and the client's
+//! ordinary threads at once, not at the scheduler's next turn: on two shared cores that wait
+//! was the lateness of the last pings still late. The ping thread is raised by the clock
+//! just before each hand-over and lowers itself to normal priority the moment it sends: a
+//! real-time sender changed where Linux woke the server (measured at rest: the open loop's
+//! median 30–90 µs above the closed loop's with it, level without it), and past the send
+//! the ping is the server's to answer, like any other client's. The threads spin at most
+//! about half a millisecond per ping, and the kernel caps what real-time threads may take
+//! (`sched_rt_runtime_us`). Without the privilege (no `CAP_SYS_NICE`) they run at normal
+//! priority, and the record says so.
 //!
 //! Each ping records how late it actually left (its send lag), and the probe records the CPU
 //! time of both threads, so its own drift and cost are in the results beside what it measured.
 
+use std::os::unix::thread::JoinHandleExt as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -100,7 +106,7 @@ async fn run_schedule(
         }
     };
     let (sent, mut pings) = mpsc::unbounded_channel::<Sent>();
-    let clock = Clock::start(endpoint, schedule, pinger.runtime.clone(), sent);
+    let clock = Clock::start(endpoint, schedule, &pinger, sent);
     let _ = stopped.wait_for(|&stop| stop).await;
     let clock = clock.stop().await;
     let mut record = ProbeRecord::default();
@@ -119,7 +125,7 @@ async fn run_schedule(
     }
     let ping = pinger.stop().await;
     record.cpu_ms = Option::zip(clock.cpu_ms, ping.cpu_ms).map(|(clock, ping)| clock + ping);
-    record.realtime = clock.realtime && ping.realtime;
+    record.realtime = clock.realtime;
     record
 }
 
@@ -133,7 +139,7 @@ struct ThreadEnd {
 }
 
 impl ThreadEnd {
-    /// Called last on the thread, with what [`ask_for_realtime`] said at its start.
+    /// Called last on the thread, with whether it was granted real-time priority.
     fn here(realtime: bool) -> ThreadEnd {
         ThreadEnd {
             cpu_ms: this_thread_cpu_ms(),
@@ -142,21 +148,43 @@ impl ThreadEnd {
     }
 }
 
-/// Asks for the lowest real-time priority (`SCHED_FIFO`) for the calling thread; whether the
-/// OS granted it.
-fn ask_for_realtime() -> bool {
+/// Scheduling priority for the probe's threads: the lowest real-time level, and back.
+mod priority {
     use thread_priority::{
-        RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
-        set_thread_priority_and_policy, thread_native_id,
+        NormalThreadSchedulePolicy, RealtimeThreadSchedulePolicy, ThreadPriority,
+        ThreadPriorityOsValue, ThreadSchedulePolicy, set_thread_priority_and_policy,
     };
-    let fifo = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
-    set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, fifo).is_ok()
+
+    /// A thread, as the OS knows it (`pthread_t`).
+    pub use thread_priority::ThreadId;
+
+    /// Raises `thread` to `SCHED_FIFO` at its lowest priority; whether the OS granted it.
+    pub fn realtime(thread: ThreadId) -> bool {
+        let fifo = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+        set_thread_priority_and_policy(thread, ThreadPriority::Min, fifo).is_ok()
+    }
+
+    /// Returns the calling thread to `SCHED_OTHER` at niceness 0, where every ordinary
+    /// thread runs. (For a normal policy the crate also sets the calling thread's niceness to
+    /// the value given: the OS value 0.)
+    pub fn normal_here() {
+        let other = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other);
+        let nice_0 = ThreadPriority::Os(ThreadPriorityOsValue::default());
+        let _ = set_thread_priority_and_policy(here(), nice_0, other);
+    }
+
+    /// The calling thread.
+    pub fn here() -> ThreadId {
+        thread_priority::thread_native_id()
+    }
 }
 
 /// The thread the pings run on: a current-thread tokio runtime of its own, kept until
 /// [`PingThread::stop`].
 struct PingThread {
     runtime: Handle,
+    /// The thread, for the clock to raise before each ping.
+    id: priority::ThreadId,
     stop: oneshot::Sender<()>,
     thread: thread::JoinHandle<ThreadEnd>,
 }
@@ -171,14 +199,15 @@ impl PingThread {
         let thread = thread::Builder::new()
             .name("open-loop-pings".into())
             .spawn(move || {
-                let realtime = ask_for_realtime();
                 runtime.block_on(async {
                     let _ = stopped.await;
                 });
-                ThreadEnd::here(realtime)
+                // Its priority is the clock's to raise: the clock reports whether it could.
+                ThreadEnd::here(false)
             })?;
         Ok(PingThread {
             runtime: handle,
+            id: thread.as_pthread_t(),
             stop,
             thread,
         })
@@ -199,19 +228,20 @@ struct Clock {
 
 impl Clock {
     /// Starts the clock thread: from now, at each send time of `schedule`, a ping spawned on
-    /// `pings` and handed over through `sent`.
+    /// the ping thread, raised to real-time priority first, and handed over through `sent`.
     fn start(
         endpoint: Endpoint,
         schedule: Schedule,
-        pings: Handle,
+        pinger: &PingThread,
         sent: mpsc::UnboundedSender<Sent>,
     ) -> Clock {
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
+        let (pings, ping_thread) = (pinger.runtime.clone(), pinger.id);
         let thread = thread::Builder::new()
             .name("open-loop-clock".into())
             .spawn(move || {
-                let realtime = ask_for_realtime();
+                let mut realtime = priority::realtime(priority::here());
                 let pool = Pool::default();
                 let start = Instant::now();
                 for k in 0u32.. {
@@ -220,6 +250,7 @@ impl Clock {
                     if !wait_until(hand_over, &stopping) {
                         break;
                     }
+                    realtime &= priority::realtime(ping_thread);
                     let ping = scheduled_ping(endpoint.clone(), pool.clone(), scheduled);
                     if sent.send(pings.spawn(ping)).is_err() {
                         break;
@@ -279,6 +310,7 @@ async fn scheduled_ping(
         std::hint::spin_loop();
     }
     let lag_ms = millis(scheduled.elapsed());
+    priority::normal_here();
     let idle = pool
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
@@ -291,4 +323,60 @@ async fn scheduled_ping(
         latency_ms
     });
     (lag_ms, outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use thread_priority::{
+        NormalThreadSchedulePolicy, ThreadSchedulePolicy, thread_schedule_policy,
+    };
+
+    #[test]
+    fn a_raised_thread_returns_to_the_ordinary_policy() {
+        thread::spawn(|| {
+            if priority::realtime(priority::here()) {
+                assert!(matches!(
+                    thread_schedule_policy(),
+                    Ok(ThreadSchedulePolicy::Realtime(_))
+                ));
+            }
+            priority::normal_here();
+            assert_eq!(
+                thread_schedule_policy().ok(),
+                Some(ThreadSchedulePolicy::Normal(
+                    NormalThreadSchedulePolicy::Other
+                ))
+            );
+            // Niceness 0, as every ordinary thread of the client has.
+            let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+            let after_name = &stat[stat.rfind(')').unwrap() + 1..];
+            let nice: i32 = after_name
+                .split_whitespace()
+                .nth(16)
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(nice, 0);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn send_times_start_after_the_offset() {
+        let start = Instant::now();
+        let schedule = Schedule {
+            first_after: Duration::from_millis(25),
+            every: Duration::from_millis(50),
+        };
+        assert_eq!(
+            schedule.send_time(start, 0),
+            start + Duration::from_millis(25)
+        );
+        assert_eq!(
+            schedule.send_time(start, 3),
+            start + Duration::from_millis(175)
+        );
+    }
 }

@@ -298,6 +298,16 @@ fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
             latency_range(&per_ping)
         ));
     }
+    let steal: Vec<f64> = open
+        .iter()
+        .filter_map(|(case, _)| case.confounders.cpu?.steal_ms)
+        .collect();
+    if !steal.is_empty() {
+        sentence.push_str(&format!(
+            " (the hypervisor took {} ms of the cores meanwhile)",
+            range(&steal, 0)
+        ));
+    }
     // Where nothing blocked the pings, both probes time the same idle server: their medians
     // should agree, and how far they do not is the probes' own doing.
     let gaps: Vec<f64> = open

@@ -233,7 +233,8 @@ pub fn probe_table(report: &Report) -> Option<String> {
          half a period after the closed loop's, so the two probes' pings do not queue behind \
          each other. Its pings are timed by a clock thread of its own, which sleeps to a \
          quarter of a millisecond before each send time and spins the rest, and sent from a \
-         thread that runs nothing else, both at real-time priority where the OS grants it; `send lag p99` is how late 99% of them started, at \
+         thread that runs nothing else, at real-time priority until each ping leaves, where the OS \
+         grants it; `send lag p99` is how late 99% of them started, at \
          most (results.json has every ping's lag), and `probe CPU ms` what the two threads \
          cost in the case.\n",
     );
@@ -437,8 +438,8 @@ pub fn rest_markdown(rest: &RestReport) -> String {
     out.push_str(
         "## Latency and wake-ups\n\n\
          | stack | pause ms | closed loop: pings | p50 µs | p90 | p99 | open loop: p50 µs | p99 \
-         | send lag p99 µs | voluntary switches per ping, by server thread |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         | send lag p99 µs | steal ms | voluntary switches per ping, by server thread |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for point in &rest.points {
         let micros =
@@ -449,7 +450,7 @@ pub fn rest_markdown(rest: &RestReport) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&point.target),
             point.pause_ms,
             point.closed_loop.answered,
@@ -459,6 +460,9 @@ pub fn rest_markdown(rest: &RestReport) -> String {
             micros(open.and_then(|o| o.p50_ms)),
             micros(open.and_then(|o| o.p99_ms)),
             micros(open.and_then(|o| o.p99_send_lag_ms)),
+            point
+                .steal_ms
+                .map_or("-".to_owned(), |ms| format!("{ms:.0}")),
             if wakeups.is_empty() {
                 "-".to_owned()
             } else {
@@ -471,7 +475,8 @@ pub fn rest_markdown(rest: &RestReport) -> String {
          open loop sends one every pause (not at 0 ms) and times it from its scheduled send. \
          A thread's voluntary context switches (`/proc/PID/task/TID/status`) count the times \
          it went to sleep and was woken: one per ping means the thread was woken for every \
-         request.\n",
+         request. `steal ms` is the time the hypervisor took this machine's cores during both \
+         probes (`/proc/stat`, in 10 ms ticks): a point with steal may be slower for it.\n",
     );
     let variants: Vec<&Variant> = VARIANTS
         .iter()
