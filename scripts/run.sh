@@ -12,7 +12,7 @@
 #                            the requests' own cost, should set the wall time
 #   results/staircase/       the bounded pool: /ok-def on a 40-thread pool (the size of the
 #                            threadpool behind FastAPI's plain `def`), N = 10 .. 200, 100 ms
-#   results/rest/            at rest: a lone /ping at pauses of 0, 1, 10 and 50 ms, and each
+#   results/rest/            at rest: a lone /ping at pauses of 0, 1, 5, 10 and 50 ms, and each
 #                            server thread's wake-ups per request (with two variants: tokio
 #                            with a reactor thread apart, smol with the executor on main)
 #   results/detector-on/, results/detector-off/

@@ -4,11 +4,17 @@
 //! Below a millisecond, what sets a ping's latency is not the handler but how the server gets
 //! from "a byte arrived" to "the task that reads it runs": the thread that waits in epoll may
 //! be the one that runs the task, or it may have to wake another. So for each pause between
-//! pings (0, 1, 10, 50 ms: with a long pause every thread of the server is asleep when the
+//! pings (0, 1, 5, 10, 50 ms: with a long pause every thread of the server is asleep when the
 //! ping comes) this measures the ping's latency with both probes, and counts, from
 //! `/proc/PID/task/TID/status`, the voluntary context switches of each server thread over the
 //! closed loop's pings: a thread that sleeps and is woken once per request switches once per
 //! request.
+//!
+//! Below a millisecond, a shared machine's own state (what else its cores and its hypervisor
+//! are doing) moves a figure as much as a stack does, and it drifts over minutes. So the plan
+//! runs in rounds: each round measures every target at every pause for a share of the time,
+//! and each target's figures are pooled over the rounds, so that every stack meets the same
+//! drift instead of one stack meeting a bad minute.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,15 +33,24 @@ use crate::work::WorkPath;
 pub struct RestPlan {
     /// The pauses between pings, in ms.
     pub pauses_ms: Vec<u64>,
-    /// How long each probe runs at each pause.
+    /// How long each probe runs at each pause, in each round.
     pub probe_ms: u64,
+    /// How many times the whole plan runs, every target in turn; the figures pool them.
+    #[serde(default = "one_round")]
+    pub rounds: usize,
+}
+
+/// Results from before rounds were recorded ran once.
+fn one_round() -> usize {
+    1
 }
 
 impl Default for RestPlan {
     fn default() -> RestPlan {
         RestPlan {
-            pauses_ms: vec![0, 1, 10, 50],
-            probe_ms: 3_000,
+            pauses_ms: vec![0, 1, 5, 10, 50],
+            probe_ms: 1_000,
+            rounds: 3,
         }
     }
 }
@@ -75,11 +90,25 @@ pub struct RestPoint {
     pub steal_ms: Option<f64>,
 }
 
-/// Runs the plan on each target, one reactor thread each.
+/// What one pause showed on one target in one round, before the rounds are pooled.
+#[derive(Debug, Clone)]
+pub struct RestSample {
+    pub target: String,
+    pub runtime: Option<String>,
+    pub pause_ms: u64,
+    pub closed_loop: ProbeRecord,
+    pub open_loop: Option<ProbeRecord>,
+    /// Each server thread name's voluntary context switches over the closed loop's pings.
+    pub switches: BTreeMap<String, u64>,
+    pub steal_ms: Option<f64>,
+}
+
+/// Runs the plan on each target, one reactor thread each, round after round; each target's
+/// figures pooled over the rounds, in the order first measured.
 pub async fn run(
     targets: &[Target],
     plan: &RestPlan,
-    on: &mut impl FnMut(Event<'_, RestPoint>),
+    on: &mut impl FnMut(Event<'_, RestSample>),
 ) -> Outcome<RestPoint> {
     let schedule: Vec<(&Target, usize)> = targets.iter().map(|target| (target, 1)).collect();
     let pauses: Vec<Pause> = plan.pauses_ms.iter().map(|&ms| Pause(ms)).collect();
@@ -90,22 +119,32 @@ pub async fn run(
         ..ServerSetup::default()
     };
     let probe_for = Duration::from_millis(plan.probe_ms);
-    let measure =
-        async |running: &Running, pause: &Pause| measure(running, *pause, probe_for).await;
-    session::run_each(&schedule, &setup, &pauses, on, measure).await
+    let mut samples = Vec::new();
+    let mut failures = Vec::new();
+    for _ in 0..plan.rounds {
+        let measure =
+            async |running: &Running, pause: &Pause| measure(running, *pause, probe_for).await;
+        let round = session::run_each(&schedule, &setup, &pauses, on, measure).await;
+        samples.extend(round.measured);
+        failures.extend(round.failures);
+    }
+    Outcome {
+        measured: pool(samples),
+        failures,
+    }
 }
 
-async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration) -> RestPoint {
+async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration) -> RestSample {
     let pause = Duration::from_millis(pause_ms);
     let pid = running.server.as_ref().and_then(|server| server.pid());
     let steal_before = machine_steal_ms();
     let before = pid.map(thread_switches);
     let closed = closed::start(running.endpoint.clone(), pause);
     tokio::time::sleep(probe_for).await;
-    let closed: ProbeRecord = closed.stop().await;
+    let closed_loop: ProbeRecord = closed.stop().await;
     let after = pid.map(thread_switches);
-    let wakeups_per_ping = match (before, after) {
-        (Some(before), Some(after)) => per_ping(&before, &after, closed.sent),
+    let switches = match (before, after) {
+        (Some(before), Some(after)) => switches_by_name(&before, &after),
         _ => BTreeMap::new(),
     };
     let open_loop = if pause_ms == 0 {
@@ -116,16 +155,61 @@ async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration)
             open::Schedule::starting_now(pause),
         );
         tokio::time::sleep(probe_for).await;
-        Some(OpenLoopStats::from_record(open.stop().await))
+        Some(open.stop().await)
     };
-    RestPoint {
+    RestSample {
         target: running.label.clone(),
         runtime: running.runtime(),
         pause_ms,
-        closed_loop: RequestTimes::from_ms(&closed.latencies_ms),
+        closed_loop,
         open_loop,
-        wakeups_per_ping,
+        switches,
         steal_ms: Option::zip(machine_steal_ms(), steal_before).map(|(now, then)| now - then),
+    }
+}
+
+/// One [`RestPoint`] per target and pause, from all its rounds' samples.
+pub fn pool(samples: Vec<RestSample>) -> Vec<RestPoint> {
+    let mut pooled: Vec<RestSample> = Vec::new();
+    for sample in samples {
+        let same = |p: &&mut RestSample| p.target == sample.target && p.pause_ms == sample.pause_ms;
+        match pooled.iter_mut().find(same) {
+            Some(into) => add(into, sample),
+            None => pooled.push(sample),
+        }
+    }
+    pooled.into_iter().map(RestPoint::from_sample).collect()
+}
+
+/// Adds one more round's `sample` to `into`, of the same target and pause.
+fn add(into: &mut RestSample, sample: RestSample) {
+    into.closed_loop.append(sample.closed_loop);
+    match (&mut into.open_loop, sample.open_loop) {
+        (Some(open), Some(more)) => open.append(more),
+        (none @ None, more) => *none = more,
+        (Some(_), None) => {}
+    }
+    for (thread, switches) in sample.switches {
+        *into.switches.entry(thread).or_default() += switches;
+    }
+    into.steal_ms = Option::zip(into.steal_ms, sample.steal_ms).map(|(a, b)| a + b);
+}
+
+impl RestPoint {
+    fn from_sample(sample: RestSample) -> RestPoint {
+        let pings = sample.closed_loop.sent.max(1) as f64;
+        RestPoint {
+            target: sample.target,
+            runtime: sample.runtime,
+            pause_ms: sample.pause_ms,
+            closed_loop: RequestTimes::from_ms(&sample.closed_loop.latencies_ms),
+            open_loop: sample.open_loop.map(OpenLoopStats::from_record),
+            wakeups_per_ping: (sample.switches.into_iter())
+                .filter(|&(_, switches)| switches > 0)
+                .map(|(thread, switches)| (thread, switches as f64 / pings))
+                .collect(),
+            steal_ms: sample.steal_ms,
+        }
     }
 }
 
@@ -160,23 +244,17 @@ pub fn switches_in(status: &str) -> Option<(String, u64)> {
     Some((name, switches))
 }
 
-/// Switches per ping of each thread name, between two readings; threads that came or went
-/// in between count from zero or not at all.
-fn per_ping(
+/// Voluntary context switches of each thread name between two readings; threads that came
+/// or went in between count from zero or not at all.
+fn switches_by_name(
     before: &BTreeMap<u32, (String, u64)>,
     after: &BTreeMap<u32, (String, u64)>,
-    pings: usize,
-) -> BTreeMap<String, f64> {
-    let mut per_name: BTreeMap<String, f64> = BTreeMap::new();
+) -> BTreeMap<String, u64> {
+    let mut per_name: BTreeMap<String, u64> = BTreeMap::new();
     for (tid, (name, now)) in after {
         let then = before.get(tid).map_or(0, |(_, then)| *then);
-        *per_name.entry(name.clone()).or_default() += now.saturating_sub(then) as f64;
+        *per_name.entry(name.clone()).or_default() += now.saturating_sub(then);
     }
-    let pings = pings.max(1) as f64;
-    per_name.retain(|_, switches| *switches > 0.0);
-    per_name
-        .values_mut()
-        .for_each(|switches| *switches /= pings);
     per_name
 }
 
@@ -201,7 +279,7 @@ nonvoluntary_ctxt_switches:\t7
     }
 
     #[test]
-    fn switches_are_counted_per_ping_by_thread_name() {
+    fn switches_are_counted_by_thread_name() {
         let before = BTreeMap::from([
             (1, ("main".to_owned(), 100)),
             (2, ("async-io".to_owned(), 10)),
@@ -211,11 +289,53 @@ nonvoluntary_ctxt_switches:\t7
             (2, ("async-io".to_owned(), 10)),
             (3, ("blocking-1".to_owned(), 4)),
         ]);
-        let per = per_ping(&before, &after, 200);
         assert_eq!(
-            per,
-            BTreeMap::from([("main".to_owned(), 1.0), ("blocking-1".to_owned(), 0.02)])
+            switches_by_name(&before, &after),
+            BTreeMap::from([
+                ("main".to_owned(), 200),
+                ("async-io".to_owned(), 0),
+                ("blocking-1".to_owned(), 4)
+            ])
         );
+    }
+
+    fn sample(target: &str, pause_ms: u64, latencies_ms: Vec<f64>, main: u64) -> RestSample {
+        RestSample {
+            target: target.into(),
+            runtime: None,
+            pause_ms,
+            closed_loop: ProbeRecord {
+                sent: latencies_ms.len(),
+                latencies_ms,
+                ..ProbeRecord::default()
+            },
+            open_loop: None,
+            switches: BTreeMap::from([("main".to_owned(), main), ("idle".to_owned(), 0)]),
+            steal_ms: Some(10.0),
+        }
+    }
+
+    #[test]
+    fn rounds_are_pooled_per_target_and_pause_in_first_seen_order() {
+        let points = pool(vec![
+            sample("a", 10, vec![0.1, 0.3], 2),
+            sample("a", 50, vec![0.5], 1),
+            sample("b", 10, vec![0.2], 1),
+            sample("a", 10, vec![0.2, 0.4], 2),
+        ]);
+        let keys: Vec<(&str, u64)> = points
+            .iter()
+            .map(|p| (p.target.as_str(), p.pause_ms))
+            .collect();
+        assert_eq!(keys, [("a", 10), ("a", 50), ("b", 10)]);
+        let a10 = &points[0];
+        assert_eq!(a10.closed_loop.answered, 4);
+        // 4 switches of `main` over 4 pings; a thread that never switched is left out.
+        assert_eq!(
+            a10.wakeups_per_ping,
+            BTreeMap::from([("main".to_owned(), 1.0)])
+        );
+        assert_eq!(a10.steal_ms, Some(20.0));
     }
 
     #[test]

@@ -55,6 +55,19 @@ pub struct ProbeRecord {
     pub realtime: bool,
 }
 
+impl ProbeRecord {
+    /// Adds `more`'s pings to this record, as if one probe had sent them all: for figures
+    /// pooled over several runs.
+    pub fn append(&mut self, more: ProbeRecord) {
+        self.sent += more.sent;
+        self.latencies_ms.extend(more.latencies_ms);
+        self.errors.extend(more.errors);
+        self.send_lag_ms.extend(more.send_lag_ms);
+        self.cpu_ms = Option::zip(self.cpu_ms, more.cpu_ms).map(|(a, b)| a + b);
+        self.realtime &= more.realtime;
+    }
+}
+
 /// A probe running as a task of its own until [`ProbeTask::stop`].
 #[derive(Debug)]
 pub struct ProbeTask {

@@ -431,9 +431,11 @@ pub fn rest_markdown(rest: &RestReport) -> String {
     let _ = writeln!(
         out,
         "\n## Parameters\n\n- `GET /ping` alone, one reactor thread, the stall detector off; \
-         pauses of {} between pings; each probe runs {} ms at each pause\n",
+         pauses of {} between pings; each probe runs {} ms at each pause, in each of {} \
+         round(s) of every target, pooled\n",
         pauses.join(", "),
-        rest.plan.probe_ms
+        rest.plan.probe_ms,
+        rest.plan.rounds
     );
     out.push_str(
         "## Latency and wake-ups\n\n\
