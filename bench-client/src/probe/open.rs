@@ -20,9 +20,10 @@
 //! ordinary threads at once, not at the scheduler's next turn: on two shared cores that wait
 //! was the lateness of the last pings still late. The ping thread is raised by the clock
 //! just before each hand-over and lowers itself to normal priority the moment it sends: a
-//! real-time sender changed where Linux woke the server (measured at rest: the open loop's
-//! median 30–90 µs above the closed loop's with it, level without it), and past the send
-//! the ping is the server's to answer, like any other client's. The threads spin at most
+//! real-time sender made the answer slower (measured at rest while building this: the open
+//! loop's median 30–90 µs above the closed loop's with it, level without it; how the
+//! scheduler's choices differ was not isolated), and past the send the ping is the server's
+//! to answer, like any other client's. The threads spin at most
 //! about half a millisecond per ping, and the kernel caps what real-time threads may take
 //! (`sched_rt_runtime_us`). Without the privilege (no `CAP_SYS_NICE`) they run at normal
 //! priority, and the record says so.
