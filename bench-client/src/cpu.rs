@@ -30,6 +30,11 @@ pub fn machine_steal_ms() -> Option<f64> {
     steal_ms_in(&std::fs::read_to_string("/proc/stat").ok()?)
 }
 
+/// The steal time since a reading of [`machine_steal_ms`], in ms; `None` if either is unknown.
+pub fn steal_since(then: Option<f64>) -> Option<f64> {
+    Option::zip(machine_steal_ms(), then).map(|(now, then)| now - then)
+}
+
 /// The steal time of one `/proc/stat` text: the 8th value of its `cpu` line.
 pub fn steal_ms_in(stat: &str) -> Option<f64> {
     let all_cores = stat.lines().find(|line| line.starts_with("cpu "))?;
@@ -93,11 +98,10 @@ impl CpuMeter {
         let client_ms = process_cpu_ms(std::process::id())? - self.client_ms?;
         let server_now = self.server.and_then(process_cpu_ms);
         let server_ms = Option::zip(server_now, self.server_ms).map(|(now, then)| now - then);
-        let steal_ms = Option::zip(machine_steal_ms(), self.steal_ms).map(|(now, then)| now - then);
         Some(CpuUse {
             client_ms,
             server_ms,
-            steal_ms,
+            steal_ms: steal_since(self.steal_ms),
         })
     }
 }

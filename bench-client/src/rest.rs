@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cpu::machine_steal_ms;
+use crate::cpu::{machine_steal_ms, steal_since};
 use crate::probe::{ProbeRecord, closed, open};
 use crate::session::{self, Event, Outcome, Running, ServerSetup, Step};
 use crate::stats::{OpenLoopStats, RequestTimes};
@@ -164,7 +164,7 @@ async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration)
         closed_loop,
         open_loop,
         switches,
-        steal_ms: Option::zip(machine_steal_ms(), steal_before).map(|(now, then)| now - then),
+        steal_ms: steal_since(steal_before),
     }
 }
 

@@ -23,10 +23,9 @@
 //! real-time sender made the answer slower (measured at rest while building this: the open
 //! loop's median 30–90 µs above the closed loop's with it, level without it; how the
 //! scheduler's choices differ was not isolated), and past the send the ping is the server's
-//! to answer, like any other client's. The threads spin at most
-//! about half a millisecond per ping, and the kernel caps what real-time threads may take
-//! (`sched_rt_runtime_us`). Without the privilege (no `CAP_SYS_NICE`) they run at normal
-//! priority, and the record says so.
+//! to answer, like any other client's. The threads spin at most about half a millisecond per
+//! ping, and the kernel caps what real-time threads may take (`sched_rt_runtime_us`). Without
+//! the privilege (no `CAP_SYS_NICE`) they run at normal priority, and the record says so.
 //!
 //! Each ping records how late it actually left (its send lag), and the probe records the CPU
 //! time of both threads, so its own drift and cost are in the results beside what it measured.
@@ -52,8 +51,9 @@ use crate::stats::millis;
 /// much CPU per ping.
 pub const SPIN: Duration = Duration::from_micros(250);
 
-/// How far ahead of its send time a ping is handed to the runtime: a parked worker takes tens
-/// of microseconds to wake, more on a busy machine. The ping's task spins away what is left.
+/// How far ahead of its send time a ping is handed to the ping thread: a sleeping thread takes
+/// tens of microseconds to wake, more on a busy machine. The ping's task spins away what is
+/// left.
 pub const HAND_OVER: Duration = Duration::from_micros(300);
 
 /// Idle keep-alive connections: a ping takes one, or opens a new one when all are busy.
@@ -124,29 +124,19 @@ async fn run_schedule(
             Err(error) => record.errors.push(format!("a ping task failed: {error}")),
         }
     }
-    let ping = pinger.stop().await;
-    record.cpu_ms = Option::zip(clock.cpu_ms, ping.cpu_ms).map(|(clock, ping)| clock + ping);
+    let ping_cpu_ms = pinger.stop().await;
+    record.cpu_ms = Option::zip(clock.cpu_ms, ping_cpu_ms).map(|(clock, ping)| clock + ping);
     record.realtime = clock.realtime;
     record
 }
 
-/// What a probe thread reports when it ends.
+/// What the clock thread reports when it ends.
 #[derive(Debug, Clone, Copy, Default)]
-struct ThreadEnd {
+struct ClockEnd {
     /// Its CPU time, in ms.
     cpu_ms: Option<f64>,
-    /// Whether it ran at real-time priority.
+    /// Whether it, and the ping thread before every ping, got real-time priority.
     realtime: bool,
-}
-
-impl ThreadEnd {
-    /// Called last on the thread, with whether it was granted real-time priority.
-    fn here(realtime: bool) -> ThreadEnd {
-        ThreadEnd {
-            cpu_ms: this_thread_cpu_ms(),
-            realtime,
-        }
-    }
 }
 
 /// Scheduling priority for the probe's threads: the lowest real-time level, and back.
@@ -187,7 +177,8 @@ struct PingThread {
     /// The thread, for the clock to raise before each ping.
     id: priority::ThreadId,
     stop: oneshot::Sender<()>,
-    thread: thread::JoinHandle<ThreadEnd>,
+    /// Ends with its CPU time in ms.
+    thread: thread::JoinHandle<Option<f64>>,
 }
 
 impl PingThread {
@@ -203,8 +194,7 @@ impl PingThread {
                 runtime.block_on(async {
                     let _ = stopped.await;
                 });
-                // Its priority is the clock's to raise: the clock reports whether it could.
-                ThreadEnd::here(false)
+                this_thread_cpu_ms()
             })?;
         Ok(PingThread {
             runtime: handle,
@@ -214,8 +204,8 @@ impl PingThread {
         })
     }
 
-    /// Ends the runtime (every ping has been awaited by then).
-    async fn stop(self) -> ThreadEnd {
+    /// Ends the runtime (every ping has been awaited by then); the thread's CPU time in ms.
+    async fn stop(self) -> Option<f64> {
         let _ = self.stop.send(());
         joined(self.thread).await
     }
@@ -224,7 +214,7 @@ impl PingThread {
 /// The clock thread and how to stop it.
 struct Clock {
     stop: Arc<AtomicBool>,
-    thread: thread::JoinHandle<ThreadEnd>,
+    thread: thread::JoinHandle<ClockEnd>,
 }
 
 impl Clock {
@@ -257,7 +247,10 @@ impl Clock {
                         break;
                     }
                 }
-                ThreadEnd::here(realtime)
+                ClockEnd {
+                    cpu_ms: this_thread_cpu_ms(),
+                    realtime,
+                }
             })
             .expect("a thread for the open-loop clock");
         Clock { stop, thread }
@@ -265,7 +258,7 @@ impl Clock {
 
     /// Stops the schedule: the clock thread ends at once, without sending again, and with it
     /// the channel of pings.
-    async fn stop(self) -> ThreadEnd {
+    async fn stop(self) -> ClockEnd {
         self.stop.store(true, Ordering::SeqCst);
         self.thread.thread().unpark();
         joined(self.thread).await
@@ -273,7 +266,7 @@ impl Clock {
 }
 
 /// Waits, off the runtime's workers, for a probe thread told to end.
-async fn joined(thread: thread::JoinHandle<ThreadEnd>) -> ThreadEnd {
+async fn joined<T: Default + Send + 'static>(thread: thread::JoinHandle<T>) -> T {
     tokio::task::spawn_blocking(move || thread.join().unwrap_or_default())
         .await
         .unwrap_or_default()

@@ -3,7 +3,7 @@
 //! stacks of that run.
 
 use super::Report;
-use super::text::{kernel_note, latency_range, range, reactor_threads};
+use super::text::{kernel_note, latency_range, range, reactor_threads, signed_range};
 use crate::bench;
 use crate::bench::Case;
 use crate::stalls::StallsSeen;
@@ -323,16 +323,6 @@ fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
     }
     sentence.push('.');
     Some(sentence)
-}
-
-/// "-0.04 to +0.10", in ms with two decimals.
-fn signed_range(values: &[f64]) -> String {
-    let min = values.iter().copied().reduce(f64::min);
-    let max = values.iter().copied().reduce(f64::max);
-    match (min, max) {
-        (Some(min), Some(max)) => format!("{min:+.2} to {max:+.2}"),
-        _ => "-".to_owned(),
-    }
 }
 
 /// The targets of the cases that `keep` keeps.

@@ -233,10 +233,10 @@ pub fn probe_table(report: &Report) -> Option<String> {
          half a period after the closed loop's, so the two probes' pings do not queue behind \
          each other. Its pings are timed by a clock thread of its own, which sleeps to a \
          quarter of a millisecond before each send time and spins the rest, and sent from a \
-         thread that runs nothing else, at real-time priority until each ping leaves, where the OS \
-         grants it; `send lag p99` is how late 99% of them started, at \
-         most (results.json has every ping's lag), and `probe CPU ms` what the two threads \
-         cost in the case.\n",
+         thread that runs nothing else, at real-time priority until each ping leaves, where \
+         the OS grants it; `send lag p99` is how late 99% of them started, at most \
+         (results.json has every ping's lag), and `probe CPU ms` what the two threads cost \
+         in the case.\n",
     );
     Some(out)
 }

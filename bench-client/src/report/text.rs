@@ -113,26 +113,38 @@ fn shorten(threads: &str) -> String {
     }
 }
 
+/// The smallest and the largest of `values`; `None` for none.
+fn min_max(values: &[f64]) -> Option<(f64, f64)> {
+    let min = values.iter().copied().reduce(f64::min)?;
+    let max = values.iter().copied().reduce(f64::max)?;
+    Some((min, max))
+}
+
 /// "12" or "12–40", with `decimals` places; "-" for nothing.
 pub fn range(values: &[f64], decimals: usize) -> String {
-    let min = values.iter().copied().reduce(f64::min);
-    let max = values.iter().copied().reduce(f64::max);
-    match (min, max) {
-        (Some(min), Some(max)) if format!("{min:.decimals$}") == format!("{max:.decimals$}") => {
+    match min_max(values) {
+        Some((min, max)) if format!("{min:.decimals$}") == format!("{max:.decimals$}") => {
             format!("{min:.decimals$}")
         }
-        (Some(min), Some(max)) => format!("{min:.decimals$}–{max:.decimals$}"),
-        _ => "-".to_owned(),
+        Some((min, max)) => format!("{min:.decimals$}–{max:.decimals$}"),
+        None => "-".to_owned(),
     }
 }
 
 /// A range of latencies, each end as the tables print it ("0.04–0.61", "2408.4–4960.3").
 pub fn latency_range(values: &[f64]) -> String {
-    let min = values.iter().copied().reduce(f64::min);
-    let max = values.iter().copied().reduce(f64::max);
+    let (min, max) = min_max(values).unzip();
     match (latency(min), latency(max)) {
         (min, max) if min == max => min,
         (min, max) => format!("{min}–{max}"),
+    }
+}
+
+/// A range of differences in ms, signed, two decimals ("-0.04 to +0.10"); "-" for nothing.
+pub fn signed_range(values: &[f64]) -> String {
+    match min_max(values) {
+        Some((min, max)) => format!("{min:+.2} to {max:+.2}"),
+        None => "-".to_owned(),
     }
 }
 

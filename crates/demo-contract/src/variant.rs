@@ -14,8 +14,7 @@ pub struct Variant {
     pub about: &'static str,
 }
 
-/// demo-hyper-smol with no executor thread: the main thread runs the executor inside
-/// async-io's `block_on`, which waits on epoll itself when it has nothing to poll.
+/// demo-hyper-smol with no executor thread (`about` says what changes).
 pub const SMOL_EXECUTOR_ON_MAIN: Variant = Variant {
     server: "demo-hyper-smol",
     variable: "DEMO_SMOL_EXECUTOR_ON_MAIN",
@@ -25,9 +24,7 @@ pub const SMOL_EXECUTOR_ON_MAIN: Variant = Variant {
             async-io's own thread still competes for that lock",
 };
 
-/// demo-hyper-tokio with its requests polled on the main thread while the one worker of a
-/// `multi_thread` runtime waits on epoll: every readiness wakes the worker, which wakes the
-/// main thread. The hop async-io's reactor thread makes, added to tokio.
+/// demo-hyper-tokio with its epoll on a worker thread apart (`about` says what changes).
 pub const TOKIO_REACTOR_ON_WORKER: Variant = Variant {
     server: "demo-hyper-tokio",
     variable: "DEMO_TOKIO_REACTOR_ON_WORKER",
