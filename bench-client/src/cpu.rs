@@ -31,7 +31,7 @@ pub fn machine_steal_ms() -> Option<f64> {
 }
 
 /// The steal time since a reading of [`machine_steal_ms`], in ms; `None` if either is unknown.
-pub fn steal_since(then: Option<f64>) -> Option<f64> {
+fn steal_since(then: Option<f64>) -> Option<f64> {
     Option::zip(machine_steal_ms(), then).map(|(now, then)| now - then)
 }
 
@@ -70,6 +70,17 @@ impl CpuUse {
     /// pace, and the figure is not the server's alone.
     pub fn client_heavier(&self) -> bool {
         self.server_ms.is_some_and(|server| self.client_ms > server)
+    }
+
+    /// This and `other` added up, each figure only where both have it: for figures pooled
+    /// over runs.
+    pub fn plus(self, other: CpuUse) -> CpuUse {
+        let sum = |a: Option<f64>, b: Option<f64>| Option::zip(a, b).map(|(a, b)| a + b);
+        CpuUse {
+            client_ms: self.client_ms + other.client_ms,
+            server_ms: sum(self.server_ms, other.server_ms),
+            steal_ms: sum(self.steal_ms, other.steal_ms),
+        }
     }
 }
 

@@ -138,6 +138,16 @@ impl TcpCounters {
         }
     }
 
+    /// Each counter's rise here and in `other` added up: for figures pooled over runs.
+    pub fn plus(self, other: TcpCounters) -> TcpCounters {
+        TcpCounters {
+            listen_overflows: self.listen_overflows + other.listen_overflows,
+            listen_drops: self.listen_drops + other.listen_drops,
+            retrans_segs: self.retrans_segs + other.retrans_segs,
+            tcp_timeouts: self.tcp_timeouts + other.tcp_timeouts,
+        }
+    }
+
     /// Whether any connection was dropped or any segment retransmitted.
     pub fn any(self) -> bool {
         self != TcpCounters::default()

@@ -21,9 +21,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cpu::{machine_steal_ms, steal_since};
 use crate::probe::{ProbeRecord, closed, open};
-use crate::session::{self, Event, Outcome, Running, ServerSetup, Step};
+use crate::session::{
+    self, ConfounderMeter, Confounders, Event, Outcome, Running, ServerSetup, Step,
+};
 use crate::stats::{OpenLoopStats, RequestTimes};
 use crate::target::Target;
 use crate::work::WorkPath;
@@ -84,10 +85,10 @@ pub struct RestPoint {
     /// Each server thread's voluntary context switches per closed-loop ping, by thread name
     /// (threads of one name added up); empty where `/proc` cannot tell.
     pub wakeups_per_ping: BTreeMap<String, f64>,
-    /// The machine's steal time during both probes, in ms: time the hypervisor took the cores
-    /// away, which no figure here would show otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steal_ms: Option<f64>,
+    /// What else could have set these figures, over both probes: the kernel's TCP counters,
+    /// the client's and the server's CPU, the machine's steal time.
+    #[serde(flatten)]
+    pub confounders: Confounders,
 }
 
 /// What one pause showed on one target in one round, before the rounds are pooled.
@@ -100,7 +101,7 @@ pub struct RestSample {
     pub open_loop: Option<ProbeRecord>,
     /// Each server thread name's voluntary context switches over the closed loop's pings.
     pub switches: BTreeMap<String, u64>,
-    pub steal_ms: Option<f64>,
+    pub confounders: Confounders,
 }
 
 /// Runs the plan on each target, one reactor thread each, round after round; each target's
@@ -137,7 +138,7 @@ pub async fn run(
 async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration) -> RestSample {
     let pause = Duration::from_millis(pause_ms);
     let pid = running.server.as_ref().and_then(|server| server.pid());
-    let steal_before = machine_steal_ms();
+    let meter = ConfounderMeter::start(running);
     let before = pid.map(thread_switches);
     let closed = closed::start(running.endpoint.clone(), pause);
     tokio::time::sleep(probe_for).await;
@@ -164,7 +165,7 @@ async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration)
         closed_loop,
         open_loop,
         switches,
-        steal_ms: steal_since(steal_before),
+        confounders: meter.stop(),
     }
 }
 
@@ -192,7 +193,7 @@ fn add(into: &mut RestSample, sample: RestSample) {
     for (thread, switches) in sample.switches {
         *into.switches.entry(thread).or_default() += switches;
     }
-    into.steal_ms = Option::zip(into.steal_ms, sample.steal_ms).map(|(a, b)| a + b);
+    into.confounders = into.confounders.plus(sample.confounders);
 }
 
 impl RestPoint {
@@ -208,7 +209,7 @@ impl RestPoint {
                 .filter(|&(_, switches)| switches > 0)
                 .map(|(thread, switches)| (thread, switches as f64 / pings))
                 .collect(),
-            steal_ms: sample.steal_ms,
+            confounders: sample.confounders,
         }
     }
 }
@@ -261,6 +262,8 @@ fn switches_by_name(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::CpuUse;
+    use crate::kernel::TcpCounters;
 
     // Recorded from a demo server's thread (Linux 6.18), the fields around the two read.
     const STATUS: &str = "Name:\tsmol-executor-0
@@ -311,7 +314,14 @@ nonvoluntary_ctxt_switches:\t7
             },
             open_loop: None,
             switches: BTreeMap::from([("main".to_owned(), main), ("idle".to_owned(), 0)]),
-            steal_ms: Some(10.0),
+            confounders: Confounders {
+                kernel: Some(TcpCounters::default()),
+                cpu: Some(CpuUse {
+                    client_ms: 20.0,
+                    server_ms: Some(10.0),
+                    steal_ms: Some(10.0),
+                }),
+            },
         }
     }
 
@@ -335,7 +345,12 @@ nonvoluntary_ctxt_switches:\t7
             a10.wakeups_per_ping,
             BTreeMap::from([("main".to_owned(), 1.0)])
         );
-        assert_eq!(a10.steal_ms, Some(20.0));
+        let cpu = a10.confounders.cpu.expect("CPU time, pooled");
+        assert_eq!(
+            (cpu.client_ms, cpu.server_ms, cpu.steal_ms),
+            (40.0, Some(20.0), Some(20.0))
+        );
+        assert_eq!(a10.confounders.kernel, Some(TcpCounters::default()));
     }
 
     #[test]

@@ -216,6 +216,17 @@ pub struct Confounders {
     pub cpu: Option<CpuUse>,
 }
 
+impl Confounders {
+    /// This and `other` added up, each part only where both have it: for figures pooled over
+    /// several steps.
+    pub fn plus(self, other: Confounders) -> Confounders {
+        Confounders {
+            kernel: Option::zip(self.kernel, other.kernel).map(|(a, b)| a.plus(b)),
+            cpu: Option::zip(self.cpu, other.cpu).map(|(a, b)| a.plus(b)),
+        }
+    }
+}
+
 /// Reads the [`Confounders`] of one step: started before it, stopped after.
 #[derive(Debug)]
 pub struct ConfounderMeter {

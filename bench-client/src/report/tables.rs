@@ -440,19 +440,21 @@ pub fn rest_markdown(rest: &RestReport) -> String {
     out.push_str(
         "## Latency and wake-ups\n\n\
          | stack | pause ms | closed loop: pings | p50 µs | p90 | p99 | open loop: p50 µs | p99 \
-         | send lag p99 µs | steal ms | voluntary switches per ping, by server thread |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         | send lag p99 µs | voluntary switches per ping, by server thread \
+         | client CPU ms | server CPU ms | steal ms | kernel |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n",
     );
     for point in &rest.points {
         let micros =
             |ms: Option<f64>| ms.map_or("-".to_owned(), |ms| format!("{:.0}", ms * 1000.0));
         let open = point.open_loop.as_ref();
+        let cpu = point.confounders.cpu;
         let wakeups: Vec<String> = (point.wakeups_per_ping.iter())
             .map(|(thread, per)| format!("{}: {per:.2}", cell(thread)))
             .collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             cell(&point.target),
             point.pause_ms,
             point.closed_loop.answered,
@@ -462,14 +464,15 @@ pub fn rest_markdown(rest: &RestReport) -> String {
             micros(open.and_then(|o| o.p50_ms)),
             micros(open.and_then(|o| o.p99_ms)),
             micros(open.and_then(|o| o.p99_send_lag_ms)),
-            point
-                .steal_ms
-                .map_or("-".to_owned(), |ms| format!("{ms:.0}")),
             if wakeups.is_empty() {
                 "-".to_owned()
             } else {
                 wakeups.join(", ")
             },
+            cpu_cells(cpu),
+            cpu.and_then(|cpu| cpu.steal_ms)
+                .map_or("-".to_owned(), |ms| format!("{ms:.0}")),
+            kernel_note(point.confounders.kernel).unwrap_or_else(|| "-".to_owned()),
         );
     }
     out.push_str(
@@ -477,8 +480,10 @@ pub fn rest_markdown(rest: &RestReport) -> String {
          open loop sends one every pause (not at 0 ms) and times it from its scheduled send. \
          A thread's voluntary context switches (`/proc/PID/task/TID/status`) count the times \
          it went to sleep and was woken: one per ping means the thread was woken for every \
-         request. `steal ms` is the time the hypervisor took this machine's cores during both \
-         probes (`/proc/stat`, in 10 ms ticks): a point with steal may be slower for it.\n",
+         request. The last four columns say what else could have set a row's figures, over \
+         both probes: the CPU time of the client (in bold where it used more than the server) \
+         and of the server, and the hypervisor's steal time (all in 10 ms ticks), and any rise \
+         of the kernel's TCP counters (listen overflows and drops, retransmissions).\n",
     );
     let variants: Vec<&Variant> = VARIANTS
         .iter()
