@@ -14,6 +14,7 @@ use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running
 use crate::stalls::{self, StallsSeen};
 use crate::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use crate::target::Target;
+use crate::timeline::Timeline;
 use crate::work::WorkPath;
 
 /// The probes' head start before the burst: they are already waiting on the server when the
@@ -125,6 +126,10 @@ pub struct Case {
     /// What else could have set this case's figures.
     #[serde(flatten)]
     pub confounders: Confounders,
+    /// Every request and ping of the case on one clock (`None` in results from before it
+    /// was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
 }
 
 /// The (target, reactor threads) pairs a plan runs, in order: each thread count in turn, for
@@ -176,6 +181,7 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let threads = running.reactor_threads();
     let ideals = ideals(route, plan, threads);
     let (sleep_thread, on_reactor) = where_it_ran(&burst.work());
+    let timeline = Timeline::new(&burst, &probed);
     Case {
         target: running.label.clone(),
         runtime: running.runtime(),
@@ -196,6 +202,7 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
         requests: RequestTimes::from_ms(&burst.completions_ms()),
         stalls,
         confounders,
+        timeline: Some(timeline),
     }
 }
 

@@ -57,10 +57,15 @@ pub struct ErrorCount {
 /// What one burst produced.
 #[derive(Debug)]
 pub struct Burst {
+    /// The first send: the origin of `sent` and `done`.
+    pub start: Instant,
     /// From the first send to the last answer (or error).
     pub wall: Duration,
     /// One outcome per request, in the order they were sent.
     pub replies: Vec<Result<Reply, HttpError>>,
+    /// When each request's task started (its connect, then its send), from the first send,
+    /// in the same order.
+    pub sent: Vec<Duration>,
     /// When each request was answered (or failed), from the first send, in the same order.
     pub done: Vec<Duration>,
 }
@@ -71,12 +76,14 @@ impl Burst {
         millis(self.wall)
     }
 
+    /// Whether each request was answered 200, in the order they were sent.
+    pub fn answered(&self) -> impl Iterator<Item = bool> {
+        (self.replies.iter()).map(|reply| matches!(reply, Ok(r) if r.status == 200))
+    }
+
     /// Requests answered 200.
     pub fn ok(&self) -> usize {
-        self.replies
-            .iter()
-            .filter(|reply| matches!(reply, Ok(r) if r.status == 200))
-            .count()
+        self.answered().filter(|&ok| ok).count()
     }
 
     pub fn err(&self) -> usize {
@@ -86,11 +93,7 @@ impl Burst {
     /// When each request answered 200 came back, from the first send, in ms, in the order
     /// they were sent: on a bounded pool, the staircase is in these, not in the wall time.
     pub fn completions_ms(&self) -> Vec<f64> {
-        let answered = self
-            .replies
-            .iter()
-            .map(|r| matches!(r, Ok(r) if r.status == 200));
-        (self.done.iter().zip(answered))
+        (self.done.iter().zip(self.answered()))
             .filter(|(_, ok)| *ok)
             .map(|(done, _)| millis(*done))
             .collect()
@@ -143,23 +146,26 @@ pub async fn fire(
             let endpoint = endpoint.clone();
             let path = path_and_query.to_owned();
             tokio::spawn(async move {
+                let sent = Instant::now();
                 let reply = tokio::time::timeout(timeout, request(&endpoint, connection, &path))
                     .await
                     .unwrap_or(Err(HttpError::Timeout(timeout)));
-                (reply, Instant::now())
+                (reply, sent, Instant::now())
             })
         })
         .collect();
-    let mut replies = Vec::with_capacity(n);
-    let mut done = Vec::with_capacity(n);
+    let (mut replies, mut sent, mut done) = (Vec::new(), Vec::new(), Vec::new());
     for request in requests {
-        let (reply, at) = request.await.expect("a burst request does not panic");
-        done.push(at - start);
+        let (reply, sent_at, done_at) = request.await.expect("a burst request does not panic");
+        sent.push(sent_at.saturating_duration_since(start));
+        done.push(done_at - start);
         replies.push(reply);
     }
     Burst {
+        start,
         wall: done.iter().copied().max().unwrap_or_default(),
         replies,
+        sent,
         done,
     }
 }

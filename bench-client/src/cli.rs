@@ -170,6 +170,11 @@ pub struct RedrawArgs {
     /// Folders holding a results.json, e.g. results results/threads
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+
+    /// Also rewrite this file's results block (README.md) from the first folder's results, if
+    /// they are a complete run of the full default comparison
+    #[arg(long, value_name = "FILE")]
+    pub readme: Option<PathBuf>,
 }
 
 /// `bench-client rest`.

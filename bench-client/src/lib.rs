@@ -9,6 +9,7 @@
 //! - [`kernel`]: what `/proc` says of our connections: accept queues, drops, retransmits;
 //! - [`probe`]: the two probes of `/ping`, closed loop and open loop, in one vocabulary;
 //! - [`burst`]: N concurrent requests of one route;
+//! - [`timeline`]: every request and ping of a case on one clock;
 //! - [`bench`]: the comparison, the original experiment; [`sweep`]: the concurrency sweep;
 //! - [`stalls`]: what a server's own stall detector reported during each case;
 //! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
@@ -35,4 +36,5 @@ pub mod stalls;
 pub mod stats;
 pub mod sweep;
 pub mod target;
+pub mod timeline;
 pub mod work;

@@ -198,12 +198,12 @@ fn add(into: &mut RestSample, sample: RestSample) {
 
 impl RestPoint {
     fn from_sample(sample: RestSample) -> RestPoint {
-        let pings = sample.closed_loop.sent.max(1) as f64;
+        let pings = sample.closed_loop.sent().max(1) as f64;
         RestPoint {
             target: sample.target,
             runtime: sample.runtime,
             pause_ms: sample.pause_ms,
-            closed_loop: RequestTimes::from_ms(&sample.closed_loop.latencies_ms),
+            closed_loop: RequestTimes::from_ms(&sample.closed_loop.latencies_ms()),
             open_loop: sample.open_loop.map(OpenLoopStats::from_record),
             wakeups_per_ping: (sample.switches.into_iter())
                 .filter(|&(_, switches)| switches > 0)
@@ -307,11 +307,7 @@ nonvoluntary_ctxt_switches:\t7
             target: target.into(),
             runtime: None,
             pause_ms,
-            closed_loop: ProbeRecord {
-                sent: latencies_ms.len(),
-                latencies_ms,
-                ..ProbeRecord::default()
-            },
+            closed_loop: ProbeRecord::of(latencies_ms.into_iter().map(Ok)),
             open_loop: None,
             switches: BTreeMap::from([("main".to_owned(), main), ("idle".to_owned(), 0)]),
             confounders: Confounders {

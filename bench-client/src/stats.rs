@@ -64,7 +64,7 @@ pub struct PingStats {
 
 impl PingStats {
     pub fn from_record(record: ProbeRecord) -> PingStats {
-        let (raw_ms, error_reasons) = (record.latencies_ms, record.errors);
+        let (raw_ms, error_reasons) = (record.latencies_ms(), record.errors());
         let mut sorted = raw_ms.clone();
         sorted.sort_by(f64::total_cmp);
         let mean_ms =
@@ -119,34 +119,36 @@ pub struct OpenLoopStats {
 
 impl OpenLoopStats {
     pub fn from_record(record: ProbeRecord) -> OpenLoopStats {
+        let (latencies_ms, errors) = (record.latencies_ms(), record.errors());
+        let send_lag_ms = record.send_lags_ms();
         // 1 µs to 1 hour: far beyond any ping's timeout.
         let mut histogram =
             Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid bounds");
-        for &ms in &record.latencies_ms {
+        for &ms in &latencies_ms {
             histogram.saturating_record((ms * 1000.0).round().max(1.0) as u64);
         }
-        let max_ms = record.latencies_ms.iter().copied().reduce(f64::max);
+        let max_ms = latencies_ms.iter().copied().reduce(f64::max);
         // A bucket's top can lie above the largest sample: never report a quantile above it.
         let quantile = |q: f64| Some((histogram.value_at_quantile(q) as f64 / 1000.0).min(max_ms?));
         OpenLoopStats {
-            scheduled: record.sent,
-            answered: record.latencies_ms.len(),
-            errors: record.errors.len(),
+            scheduled: record.sent(),
+            answered: latencies_ms.len(),
+            errors: errors.len(),
             p50_ms: quantile(0.50),
             p90_ms: quantile(0.90),
             p99_ms: quantile(0.99),
             max_ms,
-            max_send_lag_ms: record.send_lag_ms.iter().copied().reduce(f64::max),
+            max_send_lag_ms: send_lag_ms.iter().copied().reduce(f64::max),
             p99_send_lag_ms: {
-                let mut lags = record.send_lag_ms.clone();
+                let mut lags = send_lag_ms.clone();
                 lags.sort_by(f64::total_cmp);
                 percentile(&lags, 99.0)
             },
-            send_lag_ms: record.send_lag_ms,
+            send_lag_ms,
             probe_cpu_ms: record.cpu_ms,
             probe_realtime: Some(record.realtime),
-            raw_ms: record.latencies_ms,
-            error_reasons: record.errors,
+            raw_ms: latencies_ms,
+            error_reasons: errors,
         }
     }
 }
@@ -256,12 +258,12 @@ mod tests {
     use super::*;
 
     fn closed(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
-        ProbeRecord {
-            sent: latencies_ms.len() + errors.len(),
-            latencies_ms,
-            errors,
-            ..ProbeRecord::default()
-        }
+        ProbeRecord::of(
+            latencies_ms
+                .into_iter()
+                .map(Ok)
+                .chain(errors.into_iter().map(Err)),
+        )
     }
 
     #[test]
@@ -313,14 +315,13 @@ mod tests {
 
     #[test]
     fn open_loop_stats_come_from_the_histogram() {
-        let record = ProbeRecord {
-            sent: 101,
-            latencies_ms: (1..=100).map(f64::from).collect(),
-            errors: vec!["reset".into()],
-            send_lag_ms: vec![0.1, 0.4, 0.2],
-            cpu_ms: Some(3.5),
-            realtime: true,
-        };
+        let answered = (1..=100).map(|ms| Ok(f64::from(ms)));
+        let mut record = ProbeRecord::of(answered.chain([Err("reset".to_owned())]));
+        for (ping, lag_ms) in record.pings.iter_mut().zip([0.1, 0.4, 0.2]) {
+            ping.send_lag_ms = Some(lag_ms);
+        }
+        record.cpu_ms = Some(3.5);
+        record.realtime = true;
         let stats = OpenLoopStats::from_record(record);
         assert_eq!(
             (stats.scheduled, stats.answered, stats.errors),

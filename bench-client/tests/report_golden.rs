@@ -15,12 +15,23 @@ use bench_client::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdic
 use bench_client::work::WorkPath;
 
 fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
-    ProbeRecord {
-        sent: latencies_ms.len() + errors.len(),
-        latencies_ms,
-        errors,
-        ..ProbeRecord::default()
+    ProbeRecord::of(
+        latencies_ms
+            .into_iter()
+            .map(Ok)
+            .chain(errors.into_iter().map(Err)),
+    )
+}
+
+/// An open-loop record: every ping answered, each with its send lag.
+fn open_loop(latencies_ms: Vec<f64>, send_lag_ms: f64, cpu_ms: f64) -> ProbeRecord {
+    let mut record = ProbeRecord::of(latencies_ms.into_iter().map(Ok));
+    for ping in &mut record.pings {
+        ping.send_lag_ms = Some(send_lag_ms);
     }
+    record.cpu_ms = Some(cpu_ms);
+    record.realtime = true;
+    record
 }
 
 fn case(
@@ -52,6 +63,7 @@ fn case(
         requests: RequestTimes::from_ms(&[wall_ms]),
         stalls: None,
         confounders: Confounders::default(),
+        timeline: None,
     }
 }
 
@@ -98,14 +110,11 @@ fn report() -> Report {
         slow_polls: 10,
         longest_ms: Some(501.2),
     });
-    axum_bad.open_loop = Some(OpenLoopStats::from_record(ProbeRecord {
-        sent: 6,
-        latencies_ms: vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],
-        errors: Vec::new(),
-        send_lag_ms: vec![0.1; 6],
-        cpu_ms: Some(1.5),
-        realtime: true,
-    }));
+    axum_bad.open_loop = Some(OpenLoopStats::from_record(open_loop(
+        vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],
+        0.1,
+        1.5,
+    )));
     let mut axum_await = case(
         "demo-axum",
         "/ok-await",
@@ -114,14 +123,9 @@ fn report() -> Report {
         true,
         vec![0.8, 0.6, 1.1],
     );
-    axum_await.open_loop = Some(OpenLoopStats::from_record(ProbeRecord {
-        sent: 3,
-        latencies_ms: vec![0.9, 0.7, 1.0],
-        errors: Vec::new(),
-        send_lag_ms: vec![0.01, 0.02, 0.01],
-        cpu_ms: Some(0.9),
-        realtime: true,
-    }));
+    let mut await_pings = open_loop(vec![0.9, 0.7, 1.0], 0.01, 0.9);
+    await_pings.pings[1].send_lag_ms = Some(0.02);
+    axum_await.open_loop = Some(OpenLoopStats::from_record(await_pings));
     Report {
         environment: Environment {
             date: "2026-12-02T12:00:00Z".into(),

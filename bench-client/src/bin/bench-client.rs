@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bench_client::bench::{self, HEAD_START};
+use bench_client::bench::{self, HEAD_START, Plan};
 use bench_client::cli::{Cli, Command, RedrawArgs, RestArgs, SweepArgs};
 use bench_client::environment::Environment;
 use bench_client::report::{self, Report, RestReport, SweepReport, Timing};
@@ -142,13 +142,20 @@ async fn run_rest(args: &RestArgs) -> ExitCode {
     )
 }
 
-/// Rewrites each folder's RESULTS.md and plots from its results.json, which it leaves as it is.
+/// Rewrites each folder's RESULTS.md and plots from its results.json, which it leaves as it is,
+/// and the README's block from the first folder's, if asked to.
 fn run_redraw(args: &RedrawArgs) -> ExitCode {
-    for dir in &args.dirs {
-        let redrawn = std::fs::read_to_string(dir.join("results.json"))
+    for (index, dir) in args.dirs.iter().enumerate() {
+        let report = std::fs::read_to_string(dir.join("results.json"))
             .map_err(|error| error.to_string())
-            .and_then(|json| serde_json::from_str::<Report>(&json).map_err(|e| e.to_string()))
-            .and_then(|report| report.write_views(dir).map_err(|error| error.to_string()));
+            .and_then(|json| serde_json::from_str::<Report>(&json).map_err(|e| e.to_string()));
+        let redrawn = report.and_then(|report| {
+            report.write_views(dir).map_err(|error| error.to_string())?;
+            match &args.readme {
+                Some(readme) if index == 0 => redraw_readme(&report, readme),
+                _ => Ok(()),
+            }
+        });
         if let Err(error) = redrawn {
             eprintln!("bench-client: cannot redraw {}: {error}", dir.display());
             return ExitCode::FAILURE;
@@ -156,6 +163,18 @@ fn run_redraw(args: &RedrawArgs) -> ExitCode {
         eprintln!("redrew {}", dir.display());
     }
     ExitCode::SUCCESS
+}
+
+/// The README's block from a report read back, which must be a complete default comparison.
+fn redraw_readme(report: &Report, readme: &Path) -> Result<(), String> {
+    if report.plan != Plan::default() || !report.failures.is_empty() {
+        return Err(format!(
+            "{} stays as it was: only a complete run of the full default comparison goes there",
+            readme.display()
+        ));
+    }
+    report::readme::refresh(report, readme)
+        .map_err(|error| format!("cannot refresh {}: {error}", readme.display()))
 }
 
 /// How this process was invoked, for the reports.

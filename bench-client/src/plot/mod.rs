@@ -1,12 +1,14 @@
-//! SVG plots of the concurrency sweep and of latency distributions.
+//! SVG plots of the concurrency sweep, of latency distributions and of the cases' timelines.
 //!
-//! Two figures, both rendered with plotters' SVG backend into a `String`:
+//! Three figures, each rendered with plotters' SVG backend into a `String`:
 //!
 //! - [`wall_vs_concurrency`]: how long N concurrent requests take, against N, one line per
 //!   stack, with an optional guide line for the ideal (one sleep when nothing blocks, a
 //!   staircase for a bounded pool);
 //! - [`latency_cdf`]: the empirical CDF of latency samples, one line per stack, which shows
-//!   the whole distribution where a percentile table shows only a few points of it.
+//!   the whole distribution where a percentile table shows only a few points of it;
+//! - [`timeline::timeline`]: every request and ping of the comparison's cases on one clock,
+//!   a panel per stack and route (its own module documents its marks).
 //!
 //! The caller writes the figure (the reports write every file atomically).
 //!
@@ -42,6 +44,7 @@
 
 mod figure;
 pub mod scale;
+pub mod timeline;
 
 use std::ops::Range;
 

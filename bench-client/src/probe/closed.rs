@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::{ProbeRecord, ProbeTask, ping};
+use super::{Ping, ProbeRecord, ProbeTask, ping};
 use crate::http::{Connection, Endpoint};
 
 /// Starts pinging `endpoint` every `every` (after each answer), until stopped.
@@ -24,16 +24,22 @@ async fn ping_until_stopped(
     let mut record = ProbeRecord::default();
     let mut connection: Option<Connection> = None;
     while !*stopped.borrow() {
-        record.sent += 1;
-        let (outcome, latency_ms) = ping(&endpoint, connection.take(), Instant::now()).await;
-        match outcome {
+        let due = Instant::now();
+        let (outcome, latency_ms) = ping(&endpoint, connection.take(), due).await;
+        // A failed connection is dropped: the next ping opens a new one.
+        let error = match outcome {
             Ok(open) => {
-                record.latencies_ms.push(latency_ms);
                 connection = Some(open);
+                None
             }
-            // The failed connection is dropped: the next ping opens a new one.
-            Err(reason) => record.errors.push(reason),
-        }
+            Err(reason) => Some(reason),
+        };
+        record.pings.push(Ping {
+            due,
+            send_lag_ms: None,
+            latency_ms,
+            error,
+        });
         // Wait `every`, or less if told to stop.
         let _ = tokio::time::timeout(every, stopped.wait_for(|&stop| stop)).await;
     }

@@ -6,7 +6,7 @@
 //! - [`open`]: a ping on a fixed schedule whether or not the last one returned, each timed
 //!   from when it *should* have left, as wrk2 does.
 //!
-//! Both return a [`ProbeRecord`]: one entry per ping sent, answered or failed.
+//! Both return a [`ProbeRecord`]: one [`Ping`] per ping sent, answered or failed.
 
 pub mod closed;
 pub mod open;
@@ -36,18 +36,34 @@ pub enum ProbeChoice {
     Both,
 }
 
+/// One ping, as the probe that sent it saw it: one record per ping, from which every probe
+/// statistic is derived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ping {
+    /// When it was due: the closed loop's send time, the open loop's scheduled time. Its
+    /// latency runs from here.
+    pub due: Instant,
+    /// How late it left after `due`: the open loop's own drift. `None` for the closed loop,
+    /// which sends when it is ready and so is never late.
+    pub send_lag_ms: Option<f64>,
+    /// From `due` to its answer, or to its failure, in ms.
+    pub latency_ms: f64,
+    /// Why it failed (a timeout, a closed connection, a bad status); `None` if answered.
+    pub error: Option<String>,
+}
+
+impl Ping {
+    /// Whether it was answered.
+    pub fn answered(&self) -> bool {
+        self.error.is_none()
+    }
+}
+
 /// What one probe saw while it ran.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProbeRecord {
-    /// Pings sent (for the open loop: the pings its schedule called for).
-    pub sent: usize,
-    /// Latency of each answered ping, in ms, in the order sent.
-    pub latencies_ms: Vec<f64>,
-    /// Why each failed ping failed (timeouts, closed connections, bad statuses).
-    pub errors: Vec<String>,
-    /// How late each ping left after its scheduled time, in ms: the open loop's own drift.
-    /// Empty for the closed loop, which has no schedule.
-    pub send_lag_ms: Vec<f64>,
+    /// Every ping sent (for the open loop: every ping its schedule called for), in order.
+    pub pings: Vec<Ping>,
     /// The CPU time of the probe's own threads (the open loop's clock and ping threads), in
     /// ms; `None` for the closed loop, which runs on the client's shared runtime.
     pub cpu_ms: Option<f64>,
@@ -56,13 +72,67 @@ pub struct ProbeRecord {
 }
 
 impl ProbeRecord {
+    /// How many pings were sent.
+    pub fn sent(&self) -> usize {
+        self.pings.len()
+    }
+
+    /// The latency of each answered ping, in ms, in the order sent.
+    pub fn latencies_ms(&self) -> Vec<f64> {
+        let answered = self.pings.iter().filter(|ping| ping.answered());
+        answered.map(|ping| ping.latency_ms).collect()
+    }
+
+    /// Why each failed ping failed, in the order sent.
+    pub fn errors(&self) -> Vec<String> {
+        self.pings
+            .iter()
+            .filter_map(|ping| ping.error.clone())
+            .collect()
+    }
+
+    /// How late each ping left after its scheduled time, in ms, for the pings that had one.
+    pub fn send_lags_ms(&self) -> Vec<f64> {
+        self.pings
+            .iter()
+            .filter_map(|ping| ping.send_lag_ms)
+            .collect()
+    }
+
+    /// A record of these outcomes (a latency in ms, or why the ping failed), every ping due
+    /// now: for tests of what is derived from a record.
+    pub fn of(outcomes: impl IntoIterator<Item = Result<f64, String>>) -> ProbeRecord {
+        let due = Instant::now();
+        let pings = outcomes.into_iter();
+        let pings = pings.map(|outcome| Ping {
+            due,
+            send_lag_ms: None,
+            latency_ms: outcome.clone().unwrap_or_default(),
+            error: outcome.err(),
+        });
+        ProbeRecord {
+            pings: pings.collect(),
+            ..ProbeRecord::default()
+        }
+    }
+
+    /// A record of one failed ping: a probe that could not run, and why.
+    fn failed(error: String) -> ProbeRecord {
+        ProbeRecord {
+            pings: vec![Ping {
+                due: Instant::now(),
+                send_lag_ms: None,
+                latency_ms: 0.0,
+                error: Some(error),
+            }],
+            ..ProbeRecord::default()
+        }
+    }
+
     /// Adds `more`'s pings to this record, as if one probe had sent them all: for figures
     /// pooled over several runs.
     pub fn append(&mut self, more: ProbeRecord) {
-        self.sent += more.sent;
-        self.latencies_ms.extend(more.latencies_ms);
-        self.errors.extend(more.errors);
-        self.send_lag_ms.extend(more.send_lag_ms);
+        self.pings.extend(more.pings);
         self.cpu_ms = Option::zip(self.cpu_ms, more.cpu_ms).map(|(a, b)| a + b);
         self.realtime &= more.realtime;
     }
@@ -91,9 +161,8 @@ impl ProbeTask {
     /// Tells the probe to stop, waits for its pings in flight, and returns its record.
     pub async fn stop(self) -> ProbeRecord {
         self.stop.send_replace(true);
-        self.task.await.unwrap_or_else(|error| ProbeRecord {
-            errors: vec![format!("the {} failed: {error}", self.what)],
-            ..ProbeRecord::default()
+        (self.task.await).unwrap_or_else(|error| {
+            ProbeRecord::failed(format!("the {} failed: {error}", self.what))
         })
     }
 }
@@ -145,7 +214,7 @@ impl Probes {
 
 /// One `GET /ping` on `idle` if it is still open, else on a new connection, within
 /// [`PING_TIMEOUT`]. Returns the connection for the next ping, or why the ping failed, with
-/// the time from `since` in either case.
+/// the time from `since` to the answer or the failure.
 async fn ping(
     endpoint: &Endpoint,
     idle: Option<Connection>,

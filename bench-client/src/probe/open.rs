@@ -40,7 +40,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::{ProbeRecord, ProbeTask, ping};
+use super::{Ping, ProbeRecord, ProbeTask, ping};
 use crate::cpu::this_thread_cpu_ms;
 use crate::http::{Connection, Endpoint};
 use crate::stats::millis;
@@ -59,8 +59,8 @@ pub const HAND_OVER: Duration = Duration::from_micros(300);
 /// Idle keep-alive connections: a ping takes one, or opens a new one when all are busy.
 type Pool = Arc<Mutex<Vec<Connection>>>;
 
-/// One scheduled ping's outcome: how late it started, then its latency or why it failed.
-type Sent = JoinHandle<(f64, Result<f64, String>)>;
+/// One scheduled ping: its send time, and its task, which ends with the ping's record.
+type Sent = (Instant, JoinHandle<Ping>);
 
 /// When the pings go: the first `first_after` from the start, then one every `every`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,10 +100,7 @@ async fn run_schedule(
     let pinger = match PingThread::start() {
         Ok(pinger) => pinger,
         Err(error) => {
-            return ProbeRecord {
-                errors: vec![format!("no thread for the open-loop pings: {error}")],
-                ..ProbeRecord::default()
-            };
+            return ProbeRecord::failed(format!("no thread for the open-loop pings: {error}"));
         }
     };
     let (sent, mut pings) = mpsc::unbounded_channel::<Sent>();
@@ -111,18 +108,14 @@ async fn run_schedule(
     let _ = stopped.wait_for(|&stop| stop).await;
     let clock = clock.stop().await;
     let mut record = ProbeRecord::default();
-    while let Some(ping) = pings.recv().await {
-        record.sent += 1;
-        match ping.await {
-            Ok((lag_ms, outcome)) => {
-                record.send_lag_ms.push(lag_ms);
-                match outcome {
-                    Ok(latency_ms) => record.latencies_ms.push(latency_ms),
-                    Err(reason) => record.errors.push(reason),
-                }
-            }
-            Err(error) => record.errors.push(format!("a ping task failed: {error}")),
-        }
+    while let Some((due, task)) = pings.recv().await {
+        let ping = task.await.unwrap_or_else(|error| Ping {
+            due,
+            send_lag_ms: None,
+            latency_ms: millis(due.elapsed()),
+            error: Some(format!("a ping task failed: {error}")),
+        });
+        record.pings.push(ping);
     }
     let ping_cpu_ms = pinger.stop().await;
     record.cpu_ms = Option::zip(clock.cpu_ms, ping_cpu_ms).map(|(clock, ping)| clock + ping);
@@ -243,7 +236,7 @@ impl Clock {
                     }
                     realtime &= priority::realtime(ping_thread);
                     let ping = scheduled_ping(endpoint.clone(), pool.clone(), scheduled);
-                    if sent.send(pings.spawn(ping)).is_err() {
+                    if sent.send((scheduled, pings.spawn(ping))).is_err() {
                         break;
                     }
                 }
@@ -293,13 +286,8 @@ fn wait_until(deadline: Instant, stop: &AtomicBool) -> bool {
 }
 
 /// One scheduled ping on an idle pooled connection (or a new one), sent at `scheduled` (the
-/// task spins to it if it started early): how late it left, and its latency from `scheduled`
-/// or why it failed.
-async fn scheduled_ping(
-    endpoint: Endpoint,
-    pool: Pool,
-    scheduled: Instant,
-) -> (f64, Result<f64, String>) {
+/// task spins to it if it started early), timed from `scheduled`.
+async fn scheduled_ping(endpoint: Endpoint, pool: Pool, scheduled: Instant) -> Ping {
     while Instant::now() < scheduled {
         std::hint::spin_loop();
     }
@@ -310,13 +298,19 @@ async fn scheduled_ping(
         .unwrap_or_else(|poison| poison.into_inner())
         .pop();
     let (outcome, latency_ms) = ping(&endpoint, idle, scheduled).await;
-    let outcome = outcome.map(|connection| {
-        pool.lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .push(connection);
-        latency_ms
-    });
-    (lag_ms, outcome)
+    let error = outcome
+        .map(|connection| {
+            pool.lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .push(connection)
+        })
+        .err();
+    Ping {
+        due: scheduled,
+        send_lag_ms: Some(lag_ms),
+        latency_ms,
+        error,
+    }
 }
 
 #[cfg(test)]

@@ -107,16 +107,21 @@ impl Report {
         files::json(self)
     }
 
-    /// Writes `RESULTS.md`, `results.json` and a latency CDF per route into `dir`.
+    /// Writes `RESULTS.md`, `results.json`, a latency CDF per route and the timeline into
+    /// `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         files::write_all(dir, &[("results.json".to_owned(), self.to_json())])?;
         self.write_views(dir)
     }
 
-    /// Writes what is drawn from `results.json`, `RESULTS.md` and the CDFs, into `dir`,
+    /// Writes what is drawn from `results.json`, `RESULTS.md`, the CDFs and the timeline, into `dir`,
     /// leaving `results.json` as it is.
     pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let mut outputs = plots::latency_cdfs(self).map_err(std::io::Error::other)?;
+        if let Some(timeline) = plots::timeline(self) {
+            let svg = timeline.map_err(std::io::Error::other)?;
+            outputs.push((plots::TIMELINE.to_owned(), svg));
+        }
         outputs.push(("RESULTS.md".to_owned(), self.to_markdown()));
         files::write_all(dir, &outputs)
     }

@@ -1,9 +1,11 @@
 //! Which figures a report draws, and from which of its figures: the latency CDF of each
-//! route (from the open-loop probe), and the sweep's wall time against N per route.
+//! route (from the open-loop probe), the timeline of every case, and the sweep's wall time
+//! against N per route.
 
 use super::text::{reactor_threads, verdict};
 use super::{Report, SweepReport};
 use crate::bench::Case;
+use crate::plot::timeline::{TimelineGrid, TimelineRow};
 use crate::plot::{self, LatencySamples, PlotError, Series};
 use crate::stats::{OpenLoopStats, Verdict};
 use crate::work::WorkPath;
@@ -77,6 +79,53 @@ fn cdf_label(case: &Case, open: &OpenLoopStats) -> String {
         ));
     }
     label
+}
+
+/// The timeline figure's file name.
+pub const TIMELINE: &str = "timeline.svg";
+
+/// The timeline of every case at the first thread count: a row per target, a column per
+/// route. `None` when no case carries a timeline (results from before it was recorded).
+pub fn timeline(report: &Report) -> Option<Result<String, PlotError>> {
+    let threads = report.plan.threads.first().copied();
+    let cases = report
+        .cases
+        .iter()
+        .filter(|case| Some(case.reactor_threads) == threads);
+    let cases: Vec<&Case> = cases.filter(|case| case.timeline.is_some()).collect();
+    if cases.is_empty() {
+        return None;
+    }
+    let mut targets: Vec<&str> = cases.iter().map(|case| case.target.as_str()).collect();
+    targets.dedup();
+    let routes = &report.plan.routes;
+    let rows = targets.into_iter().map(|target| TimelineRow {
+        label: target.to_owned(),
+        panels: (routes.iter())
+            .map(|route| {
+                let case = cases
+                    .iter()
+                    .find(|c| c.target == target && c.route == route.path());
+                case.and_then(|case| case.timeline.as_ref())
+            })
+            .collect(),
+    });
+    let plan = &report.plan;
+    let grid = TimelineGrid {
+        title: format!(
+            "{} concurrent requests of {} ms per route, a ping every {} ms, {}",
+            plan.concurrency,
+            plan.sleep_ms,
+            plan.ping_every_ms,
+            reactor_threads(threads.unwrap_or(1))
+        ),
+        columns: (routes.iter())
+            .map(|route| (route.path().to_owned(), route.route().runs().to_owned()))
+            .collect(),
+        rows: rows.collect(),
+        sleep_ms: plan.sleep_ms as f64,
+    };
+    Some(plot::timeline::timeline(&grid))
 }
 
 /// Every latency CDF of a report, as (file name, SVG).

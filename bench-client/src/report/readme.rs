@@ -1,43 +1,130 @@
-//! The README's results block: the comparison table and the findings, between two markers,
-//! rewritten by a full default run.
+//! The README's results block: one compact table of the comparison, between two markers,
+//! rewritten by a full default run. The full tables and the findings stay in `RESULTS.md`.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::Report;
-use super::findings::findings;
-use super::tables::{comparison_table, probe_table};
+use super::text::{latency_range, range};
 use super::write_atomically;
+use crate::bench::Case;
+use crate::target::SERVERS;
 
 /// The markers of the README's results block, which [`refresh`] rewrites.
 pub const BEGIN: &str = "<!-- results:begin (written by bench-client; do not edit) -->";
 pub const END: &str = "<!-- results:end -->";
 
-/// The block: where the figures come from, the tables and the findings.
+/// The block: where the figures come from, the compact table and its legend.
 pub fn block(report: &Report) -> String {
     let environment = &report.environment;
-    let mut out = format!(
-        "Measured by `{}` on {} ({}, {} cores), commit `{}`; the full record, with the \
-         environment, is [results/RESULTS.md](results/RESULTS.md).\n\n",
-        report.command,
-        environment.date.get(..10).unwrap_or(&environment.date),
-        environment.cpu,
-        environment.cores,
-        environment
+    let mut out = compact_table(report);
+    let plan = &report.plan;
+    let _ = write!(
+        out,
+        "\nEach cell: the wall time of {n} concurrent requests in sleeps of {sleep} ms (1: side \
+         by side; {n}: one after another); the open-loop `/ping` (one every {every} ms on \
+         schedule, timed from when it should have left) at p50 and p99, in ms; and the pings \
+         that failed. A Rust cell gives the range over its stacks. Measured by `{command}` on \
+         {date} ({cpu}, {cores} cores), commit `{commit}`; every table, with the environment, \
+         in [results/RESULTS.md](results/RESULTS.md).\n",
+        n = plan.concurrency,
+        sleep = plan.sleep_ms,
+        every = plan.ping_every_ms,
+        command = report.command,
+        date = environment.date.get(..10).unwrap_or(&environment.date),
+        cpu = environment.cpu,
+        cores = environment.cores,
+        commit = environment
             .git_commit
             .get(..12)
             .unwrap_or(&environment.git_commit),
     );
-    out.push_str(&comparison_table(report));
-    if let Some(probes) = probe_table(report) {
-        out.push_str("\nThe two probes, side by side:\n\n");
-        out.push_str(&probes);
+    out
+}
+
+/// The stacks one column of the compact table stands for: the Rust servers together, every
+/// other target alone, in the order first measured.
+fn columns(report: &Report) -> Vec<(String, Vec<&str>)> {
+    let mut targets: Vec<&str> = report
+        .cases
+        .iter()
+        .map(|case| case.target.as_str())
+        .collect();
+    targets.dedup();
+    let (rust, others): (Vec<&str>, Vec<&str>) = targets
+        .into_iter()
+        .partition(|target| SERVERS.contains(target));
+    let mut columns = Vec::new();
+    if !rust.is_empty() {
+        columns.push((format!("Rust, {} stacks", rust.len()), rust));
+    }
+    columns.extend(
+        others
+            .into_iter()
+            .map(|target| (target.to_owned(), vec![target])),
+    );
+    columns
+}
+
+/// A row per route, a column per [`columns`] group: wall in sleeps, open-loop ping p50 and
+/// p99, failed pings.
+fn compact_table(report: &Report) -> String {
+    let columns = columns(report);
+    let mut out = String::from("| route |");
+    for (heading, _) in &columns {
+        let _ = write!(out, " {heading} |");
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(columns.len()));
+    let threads = report.plan.threads.first().copied();
+    for route in &report.plan.routes {
+        let _ = write!(out, "\n| `{route}`: {} |", route.route().runs());
+        for (_, targets) in &columns {
+            let cases: Vec<&Case> = (report.cases.iter())
+                .filter(|case| case.route == route.path() && Some(case.reactor_threads) == threads)
+                .filter(|case| targets.contains(&case.target.as_str()))
+                .collect();
+            let _ = write!(out, " {} |", cell(&cases));
+        }
     }
     out.push('\n');
-    for sentence in findings(report) {
-        let _ = writeln!(out, "- {sentence}");
-    }
     out
+}
+
+/// One cell of the compact table, over the cases of one route and column.
+fn cell(cases: &[&Case]) -> String {
+    let walls: Vec<f64> = cases.iter().filter_map(|case| case.times_ideal).collect();
+    let open = cases.iter().filter_map(|case| case.open_loop.as_ref());
+    let p50: Vec<f64> = open.clone().filter_map(|open| open.p50_ms).collect();
+    let p99: Vec<f64> = open.clone().filter_map(|open| open.p99_ms).collect();
+    let pings = |case: &&Case| {
+        let open = case
+            .open_loop
+            .as_ref()
+            .map_or((0, 0), |o| (o.errors, o.scheduled));
+        let closed =
+            (case.closed_loop.as_ref()).map_or((0, 0), |c| (c.errors, c.samples + c.errors));
+        (open.0 + closed.0, open.1 + closed.1)
+    };
+    let (failed, sent) = cases
+        .iter()
+        .map(pings)
+        .fold((0, 0), |(f, s), (f2, s2)| (f + f2, s + s2));
+    let failed = match failed {
+        0 => "no ping failed".to_owned(),
+        failed => format!("**{failed} of {sent} pings failed**"),
+    };
+    let requests_failed: usize = cases.iter().map(|case| case.err).sum();
+    let requests = match requests_failed {
+        0 => String::new(),
+        err => format!("<br>**{err} requests failed**"),
+    };
+    format!(
+        "**{}** sleeps<br>ping {} / {}<br>{failed}{requests}",
+        range(&walls, 2),
+        latency_range(&p50),
+        latency_range(&p99),
+    )
 }
 
 /// Replaces what stands between [`BEGIN`] and [`END`] in the file at `path` with

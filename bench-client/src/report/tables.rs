@@ -15,6 +15,7 @@ use crate::environment::Environment;
 use crate::session::Failure;
 use crate::stats::PingStats;
 use crate::work::WorkPath;
+use demo_contract::DEFAULT_STALL_MS;
 use demo_contract::variant::{VARIANTS, Variant};
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
@@ -28,6 +29,13 @@ pub fn results_markdown(report: &Report) -> String {
     out.push_str(&parameters(report));
     out.push_str("\n## Comparison\n\n");
     out.push_str(&comparison_table(report));
+    if report.cases.iter().any(|case| case.timeline.is_some()) {
+        let _ = writeln!(
+            out,
+            "\n![every request and ping on one clock]({})",
+            plots::TIMELINE
+        );
+    }
     if let Some(probes) = probe_table(report) {
         out.push_str("\n## The two probes\n\n");
         out.push_str(&probes);
@@ -119,6 +127,15 @@ fn failures(failures: &[Failure], with_threads: bool) -> String {
     out
 }
 
+/// The stall threshold a run's servers were started with, in a legend's words.
+fn stall_threshold(stall_ms: Option<u64>) -> String {
+    match stall_ms {
+        Some(0) => "none in this run: `--stall-ms 0` turned the detector off".to_owned(),
+        Some(ms) => format!("{ms} ms in this run"),
+        None => format!("{DEFAULT_STALL_MS} ms, the servers' default, in this run"),
+    }
+}
+
 /// The comparison table and its legend.
 pub fn comparison_table(report: &Report) -> String {
     let mut out = String::from(
@@ -159,7 +176,8 @@ pub fn comparison_table(report: &Report) -> String {
             failure.reactor_threads,
         );
     }
-    out.push_str(
+    let _ = writeln!(
+        out,
         "\n`× ideal` is the wall time in sleeps: 1.00 means every request slept side by side. \
          The verdict is `serialised` when the wall time is nearer the serialised ideal, \
          ⌈N / threads⌉ × sleep, than one sleep (the line is their geometric mean); a case in \
@@ -167,7 +185,8 @@ pub fn comparison_table(report: &Report) -> String {
          latencies are in ms; percentiles use the original bench's nearest-rank rule. The \
          last column is what the server's own stall detector (`GET /stalls`) reported for \
          the case: polls of a request future that held a reactor thread past its threshold \
-         (100 ms by default; asyncio's debug mode on the FastAPI app).\n",
+         ({}; asyncio's debug mode on the FastAPI app).",
+        stall_threshold(report.plan.stall_ms)
     );
     if !disturbed.is_empty() {
         let _ = writeln!(

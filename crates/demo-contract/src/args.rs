@@ -12,6 +12,10 @@ const MAX_BLOCKING_THREADS: u64 = 10_000;
 /// The largest `--stall-ms`: a minute. A poll held longer than that is a hang, not a stall.
 const MAX_STALL_MS: u64 = 60_000;
 
+/// The stall detector's threshold unless `--stall-ms` says otherwise: asyncio's
+/// `slow_callback_duration`, so that both sides flag the same stalls.
+pub const DEFAULT_STALL_MS: u64 = 100;
+
 /// The command line every server takes (the CLI of the route contract, `docs/contract.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
 #[command(
@@ -44,7 +48,7 @@ pub struct Args {
 
     /// Log and count (GET /stalls) every poll of a request future that holds its thread longer
     /// than N ms; 0 turns the detector off. The default is asyncio's `slow_callback_duration`
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=MAX_STALL_MS))]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_STALL_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_STALL_MS))]
     pub stall_ms: u64,
 }
 

@@ -27,7 +27,7 @@ mod sleep;
 pub mod variant;
 mod watch;
 
-pub use args::Args;
+pub use args::{Args, DEFAULT_STALL_MS};
 pub use body::{ApiError, CpuWork, Pong, StallsJson, Work};
 pub use route::Route;
 pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};

@@ -24,6 +24,21 @@ pub enum Route {
 }
 
 impl Route {
+    /// Where a work route's work runs, in a few words: the headings of the figures.
+    pub const fn runs(self) -> &'static str {
+        match self {
+            Route::Bad => "sleeps on the reactor",
+            Route::OkBlocking => "sleeps on the blocking pool",
+            Route::OkAwait => "awaits the runtime's timer",
+            Route::BadCpu => "computes on the reactor",
+            Route::OkCpuBlocking => "computes on the blocking pool",
+            Route::OkCpuYield => "computes on the reactor, yielding",
+            Route::OkCpuPool => "computes on a core-sized pool",
+            Route::Ping => "answers at once",
+            Route::Stalls => "reports the stall detector's counts",
+        }
+    }
+
     /// The routes that sleep, in the order the bench runs them.
     pub const WORK: [Route; 3] = [Route::Bad, Route::OkBlocking, Route::OkAwait];
 

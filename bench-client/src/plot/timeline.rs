@@ -1,0 +1,420 @@
+//! The timeline figure: small multiples, a row per stack and a column per route, each panel
+//! the case's requests and pings on one clock.
+//!
+//! In a panel, time runs left to right from the burst's first send, on the same scale in
+//! every panel, so that a serialised burst (answers one sleep apart, out to ten sleeps) and a
+//! concurrent one (every answer near one sleep) are told apart at a glance. From the top:
+//!
+//! - each burst request, a bar from when it was sent to when it was answered (black if it
+//!   failed), the first answered at the top;
+//! - the closed-loop ping (the original's pinger), then the open-loop ping: each ping a dot
+//!   at the time it was sent (the open loop: scheduled), coloured by how long it waited for
+//!   its answer, with a faint line to the answer when that took longer than
+//!   [`PROMPT_MS`]; a failed ping is a black cross.
+//!
+//! The colour classes are the health check's: answered promptly, answered late, and later
+//! than [`PROBE_TIMEOUT_MS`], Kubernetes' default probe timeout, where a liveness probe
+//! would have counted a failure.
+
+use std::ops::Range;
+
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::PlotError;
+use crate::timeline::{Span, Timeline};
+
+/// A ping answered within this many ms was answered promptly.
+pub const PROMPT_MS: f64 = 10.0;
+/// Kubernetes' default probe timeout (`timeoutSeconds: 1`): a ping slower than this would
+/// have failed a liveness probe.
+pub const PROBE_TIMEOUT_MS: f64 = 1000.0;
+
+/// The figure's width in pixels: about what a repository page shows, so text stays legible.
+const WIDTH: u32 = 960;
+const TITLE_H: u32 = 34;
+const HEADER_H: u32 = 42;
+/// The stack names, left of the panels.
+const LABEL_W: u32 = 176;
+const RIGHT_MARGIN: u32 = 14;
+const PANEL_GAP: u32 = 18;
+const ROW_H: u32 = 96;
+const ROW_GAP: u32 = 10;
+/// The time axis under the last row, its labels and their description.
+const AXIS_H: u32 = 48;
+const LEGEND_H: u32 = 52;
+
+const FONT: &str = "sans-serif";
+const TITLE_SIZE: u32 = 21;
+const HEADER_SIZE: u32 = 17;
+const LABEL_SIZE: u32 = 16;
+const SMALL_SIZE: u32 = 13;
+
+const REQUEST: RGBColor = RGBColor(0, 114, 178);
+const PROMPT: RGBColor = RGBColor(0, 158, 115);
+const LATE: RGBColor = RGBColor(230, 159, 0);
+const TIMED_OUT: RGBColor = RGBColor(213, 94, 0);
+const GUIDE: RGBColor = RGBColor(110, 110, 110);
+
+/// The panel's vertical layout, in its own units: the open-loop lane at the bottom, the
+/// closed-loop lane above it, the requests' band above both.
+const OPEN_LANE: f64 = 0.8;
+const CLOSED_LANE: f64 = 2.4;
+const REQUESTS: Range<f64> = 3.6..14.0;
+
+/// One figure: the title, the columns' headings (route, what it does), the rows.
+#[derive(Debug)]
+pub struct TimelineGrid<'a> {
+    pub title: String,
+    pub columns: Vec<(String, String)>,
+    pub rows: Vec<TimelineRow<'a>>,
+    /// One sleep, in ms: drawn as a dashed guide, where a concurrent burst ends.
+    pub sleep_ms: f64,
+}
+
+/// One stack: its label and its case per column (`None` where that case did not run).
+#[derive(Debug)]
+pub struct TimelineRow<'a> {
+    pub label: String,
+    pub panels: Vec<Option<&'a Timeline>>,
+}
+
+/// How long a ping waited, as the figure colours it.
+fn ping_colour(span: &Span) -> RGBColor {
+    match span.ended_ms - span.sent_ms {
+        waited if waited <= PROMPT_MS => PROMPT,
+        waited if waited <= PROBE_TIMEOUT_MS => LATE,
+        _ => TIMED_OUT,
+    }
+}
+
+/// The time axis every panel shares: from the probes' head start to the last answer.
+fn time_range(grid: &TimelineGrid) -> Range<f64> {
+    let timelines = grid.rows.iter().flat_map(|row| row.panels.iter().flatten());
+    let spans = timelines.flat_map(|t| t.requests.iter().chain(&t.closed_loop).chain(&t.open_loop));
+    let (first, last) = spans.fold((0.0_f64, grid.sleep_ms), |(first, last), span| {
+        (first.min(span.sent_ms), last.max(span.ended_ms))
+    });
+    let step = tick_step(last);
+    (first - step / 10.0)..(last / step).ceil() * step
+}
+
+/// The time between labelled ticks: a second for a long figure, less for a short one.
+fn tick_step(last_ms: f64) -> f64 {
+    match last_ms {
+        ms if ms > 2500.0 => 1000.0,
+        ms if ms > 1000.0 => 500.0,
+        _ => 100.0,
+    }
+}
+
+/// A tick's label, in seconds: "0", "0.5", "2".
+fn time_label(ms: f64) -> String {
+    let seconds = (ms / 100.0).round() / 10.0;
+    format!("{}", seconds + 0.0)
+}
+
+/// Draws the figure, returning the SVG text.
+pub fn timeline(grid: &TimelineGrid) -> Result<String, PlotError> {
+    let columns = grid.columns.len().max(1) as u32;
+    let rows = grid.rows.len() as u32;
+    let panel_w = (WIDTH - LABEL_W - RIGHT_MARGIN - PANEL_GAP * (columns - 1)) / columns;
+    let height = TITLE_H + HEADER_H + rows * (ROW_H + ROW_GAP) + AXIS_H + LEGEND_H;
+    let time = time_range(grid);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let centred = Pos::new(HPos::Center, VPos::Center);
+        let title = text_style(TITLE_SIZE, BLACK, centred);
+        root.draw(&Text::new(
+            grid.title.clone(),
+            ((WIDTH / 2) as i32, 17),
+            title,
+        ))?;
+        for (column, (route, runs)) in grid.columns.iter().enumerate() {
+            let x = (LABEL_W + column as u32 * (panel_w + PANEL_GAP) + panel_w / 2) as i32;
+            let y = TITLE_H as i32;
+            root.draw(&Text::new(
+                route.clone(),
+                (x, y + 10),
+                text_style(HEADER_SIZE, BLACK, centred),
+            ))?;
+            root.draw(&Text::new(
+                runs.clone(),
+                (x, y + 29),
+                text_style(SMALL_SIZE, GUIDE, centred),
+            ))?;
+        }
+        for (index, row) in grid.rows.iter().enumerate() {
+            let top = TITLE_H + HEADER_H + index as u32 * (ROW_H + ROW_GAP);
+            let last = index + 1 == grid.rows.len();
+            draw_row_label(&root, row, top)?;
+            for (column, panel) in row.panels.iter().enumerate() {
+                let left = LABEL_W + column as u32 * (panel_w + PANEL_GAP);
+                let axis = if last { AXIS_H - 22 } else { 0 };
+                let area = root.clone().shrink((left, top), (panel_w, ROW_H + axis));
+                draw_panel(&area, *panel, &time, grid.sleep_ms, last)?;
+            }
+        }
+        let axis_desc_y = (height - LEGEND_H - 12) as i32;
+        let desc = "seconds from the burst's first send";
+        let x = (LABEL_W + (WIDTH - LABEL_W - RIGHT_MARGIN) / 2) as i32;
+        root.draw(&Text::new(
+            desc,
+            (x, axis_desc_y),
+            text_style(SMALL_SIZE, BLACK, centred),
+        ))?;
+        draw_legend(&root, height - LEGEND_H, grid.sleep_ms)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn text_style(size: u32, colour: RGBColor, pos: Pos) -> TextStyle<'static> {
+    TextStyle {
+        font: (FONT, size).into_font(),
+        color: colour.to_backend_color(),
+        pos,
+    }
+}
+
+/// The stack's name beside its requests, the probes' names beside their lanes.
+fn draw_row_label<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    row: &TimelineRow,
+    top: u32,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let right = Pos::new(HPos::Right, VPos::Center);
+    let x = (LABEL_W - 8) as i32;
+    // The panel's units map to pixels from the bottom of the row up.
+    let y_of = |units: f64| (top as f64 + ROW_H as f64 * (1.0 - units / REQUESTS.end)) as i32;
+    let name_y = y_of((REQUESTS.start + REQUESTS.end) / 2.0);
+    root.draw(&Text::new(
+        row.label.clone(),
+        (x, name_y),
+        text_style(LABEL_SIZE, BLACK, right),
+    ))?;
+    let small = text_style(SMALL_SIZE - 2, GUIDE, right);
+    root.draw(&Text::new(
+        "closed-loop ping",
+        (x, y_of(CLOSED_LANE)),
+        small.clone(),
+    ))?;
+    root.draw(&Text::new("open-loop ping", (x, y_of(OPEN_LANE)), small))?;
+    Ok(())
+}
+
+/// One case: its requests' bars, its pings' marks, the one-sleep guide.
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    timeline: Option<&Timeline>,
+    time: &Range<f64>,
+    sleep_ms: f64,
+    with_axis: bool,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let mut chart = ChartBuilder::on(area)
+        .x_label_area_size(if with_axis { AXIS_H - 22 } else { 0 })
+        .build_cartesian_2d(time.clone(), 0.0..REQUESTS.end)?;
+    let step = tick_step(time.end);
+    let ticks = ((time.end / step).round() as usize) + 1;
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_y_mesh()
+        .disable_y_axis()
+        .x_labels(ticks)
+        .x_label_formatter(&|ms| time_label(*ms))
+        .label_style((FONT, SMALL_SIZE))
+        .bold_line_style(BLACK.mix(0.08))
+        .light_line_style(TRANSPARENT)
+        .axis_style(BLACK.mix(0.3));
+    if !with_axis {
+        mesh.disable_x_axis();
+    }
+    mesh.draw()?;
+    let frame = [(time.start, 0.0), (time.end, REQUESTS.end)];
+    chart.draw_series([Rectangle::new(frame, BLACK.mix(0.25).stroke_width(1))])?;
+    chart.draw_series([DashedPathElement::new(
+        [(sleep_ms, 0.0), (sleep_ms, REQUESTS.end)],
+        4,
+        3,
+        GUIDE.stroke_width(1),
+    )])?;
+    let Some(timeline) = timeline else {
+        let note = text_style(SMALL_SIZE, GUIDE, Pos::new(HPos::Center, VPos::Center));
+        let (w, h) = area.dim_in_pixel();
+        area.draw(&Text::new(
+            "not measured",
+            (w as i32 / 2, h as i32 / 2),
+            note,
+        ))?;
+        return Ok(());
+    };
+    draw_requests(&mut chart, &timeline.requests)?;
+    draw_pings(&mut chart, &timeline.closed_loop, CLOSED_LANE)?;
+    draw_pings(&mut chart, &timeline.open_loop, OPEN_LANE)?;
+    Ok(())
+}
+
+type Panel<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Each request a bar in a lane of its own, the first answered at the top: a serialised
+/// burst is then a staircase. (The requests leave together, so their order says nothing.)
+fn draw_requests<DB: DrawingBackend>(
+    chart: &mut Panel<'_, DB>,
+    requests: &[Span],
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let lane = (REQUESTS.end - REQUESTS.start) / requests.len().max(1) as f64;
+    let mut in_order: Vec<&Span> = requests.iter().collect();
+    in_order.sort_by(|a, b| a.ended_ms.total_cmp(&b.ended_ms));
+    let bars = in_order.into_iter().enumerate().map(|(index, span)| {
+        let top = REQUESTS.end - lane * index as f64 - lane * 0.15;
+        let bottom = top - lane * 0.7;
+        let colour = if span.ok { REQUEST } else { BLACK };
+        Rectangle::new(
+            [(span.sent_ms, top), (span.ended_ms, bottom)],
+            colour.filled(),
+        )
+    });
+    chart.draw_series(bars)?;
+    Ok(())
+}
+
+/// Each ping a dot where it was sent, coloured by its wait, with a faint line to its answer.
+fn draw_pings<DB: DrawingBackend>(
+    chart: &mut Panel<'_, DB>,
+    pings: &[Span],
+    lane: f64,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let waits = pings
+        .iter()
+        .filter(|span| span.ok && span.ended_ms - span.sent_ms > PROMPT_MS);
+    let lines = waits.map(|span| {
+        let colour = ping_colour(span).mix(0.5);
+        PathElement::new(
+            [(span.sent_ms, lane), (span.ended_ms, lane)],
+            colour.stroke_width(2),
+        )
+    });
+    chart.draw_series(lines)?;
+    let dots = pings.iter().filter(|span| span.ok);
+    chart.draw_series(
+        dots.map(|span| Circle::new((span.sent_ms, lane), 2, ping_colour(span).filled())),
+    )?;
+    let failed = pings.iter().filter(|span| !span.ok);
+    chart.draw_series(
+        failed.map(|span| Cross::new((span.sent_ms, lane), 3, BLACK.stroke_width(1))),
+    )?;
+    Ok(())
+}
+
+/// What the marks mean, under the time axis.
+fn draw_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    top: u32,
+    sleep_ms: f64,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let left = Pos::new(HPos::Left, VPos::Center);
+    let style = text_style(SMALL_SIZE, BLACK, left);
+    let (y1, y2) = (top as i32 + 14, top as i32 + 36);
+    let mut x = 12;
+    root.draw(&Rectangle::new(
+        [(x, y1 - 4), (x + 22, y1 + 4)],
+        REQUEST.filled(),
+    ))?;
+    let request_text = "a request, sent to answered (black: failed)";
+    root.draw(&Text::new(request_text, (x + 28, y1), style.clone()))?;
+    x = 380;
+    let guide = DashedPathElement::new(
+        [(x + 11, y1 - 8), (x + 11, y1 + 8)],
+        4,
+        3,
+        GUIDE.stroke_width(1),
+    );
+    root.draw(&guide)?;
+    root.draw(&Text::new(
+        format!("one sleep ({sleep_ms} ms)"),
+        (x + 22, y1),
+        style.clone(),
+    ))?;
+    x = 12;
+    let classes = [
+        (PROMPT, format!("ping answered within {PROMPT_MS} ms")),
+        (LATE, format!("within {} s", PROBE_TIMEOUT_MS / 1000.0)),
+        (
+            TIMED_OUT,
+            format!("later: a {} s probe fails", PROBE_TIMEOUT_MS / 1000.0),
+        ),
+    ];
+    for (colour, text) in classes {
+        root.draw(&Circle::new((x + 4, y2), 4, colour.filled()))?;
+        root.draw(&Text::new(text.clone(), (x + 14, y2), style.clone()))?;
+        x += 22 + (text.chars().count() as i32) * 7;
+    }
+    root.draw(&Cross::new((x + 4, y2), 4, BLACK.stroke_width(1)))?;
+    root.draw(&Text::new("ping failed", (x + 14, y2), style))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(sent_ms: f64, ended_ms: f64) -> Span {
+        Span {
+            sent_ms,
+            ended_ms,
+            ok: true,
+        }
+    }
+
+    #[test]
+    fn pings_are_classed_by_their_wait() {
+        assert_eq!(ping_colour(&span(100.0, 100.3)), PROMPT);
+        assert_eq!(ping_colour(&span(100.0, 600.0)), LATE);
+        assert_eq!(ping_colour(&span(100.0, 4600.0)), TIMED_OUT);
+    }
+
+    #[test]
+    fn the_time_axis_covers_the_head_start_and_the_last_answer() {
+        let timeline = Timeline {
+            requests: vec![span(0.0, 5004.0)],
+            closed_loop: vec![span(-50.0, -49.7)],
+            open_loop: Vec::new(),
+        };
+        let grid = TimelineGrid {
+            title: String::new(),
+            columns: vec![("/bad".into(), "sleeps on the reactor".into())],
+            rows: vec![TimelineRow {
+                label: "demo-axum".into(),
+                panels: vec![Some(&timeline)],
+            }],
+            sleep_ms: 500.0,
+        };
+        let range = time_range(&grid);
+        assert!(range.start < -50.0 && range.start > -200.0, "{range:?}");
+        assert_eq!(range.end, 6000.0);
+        assert_eq!(time_label(2000.0), "2");
+        assert_eq!(time_label(500.0), "0.5");
+        assert_eq!(time_label(-0.0), "0");
+    }
+}
