@@ -18,6 +18,8 @@
 #   results/detector-on/, results/detector-off/
 #                            the stall detector's cost: /ok-await with it on and off, its pings
 #                            at N = 10 and its wall time at N = 1,000 (n1000/)
+#   results/offload-cost.md  criterion benches of one blocking-pool round trip per runtime
+#                            (scripts/offload-cost.sh)
 # With arguments, runs `bench-client ARGS...` instead (see `scripts/run.sh --help` and
 # `scripts/run.sh sweep --help`), which leaves the README alone.
 set -euo pipefail
@@ -43,3 +45,4 @@ for stall_ms in 100 0; do
     "$bench" --servers all --routes /ok-await --stall-ms "$stall_ms" --out "$out"
     "$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms "$stall_ms" --out "$out/n1000"
 done
+scripts/offload-cost.sh

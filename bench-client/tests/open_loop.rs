@@ -50,30 +50,35 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
 
     // 500 ms at one ping every 20 ms: 25 or 26 sends, whatever the answers take.
     assert!(
-        (24..=27).contains(&open.sent),
+        (24..=27).contains(&open.sent()),
         "{} pings scheduled",
-        open.sent
+        open.sent()
     );
-    assert_eq!(open.send_lag_ms.len(), open.sent);
-    let worst_lag = open.send_lag_ms.iter().copied().fold(0.0, f64::max);
+    assert_eq!(open.send_lags_ms().len(), open.sent());
+    let worst_lag = open.send_lags_ms().iter().copied().fold(0.0, f64::max);
     assert!(
         worst_lag < 10.0,
         "a ping left {worst_lag:.1} ms after its time"
     );
     // Every ping is answered, each at least SLOW after its scheduled time.
-    assert_eq!(open.latencies_ms.len(), open.sent, "{:?}", open.errors);
-    assert!(
-        open.latencies_ms.iter().all(|&ms| ms >= 200.0),
+    assert_eq!(
+        open.latencies_ms().len(),
+        open.sent(),
         "{:?}",
-        open.latencies_ms
+        open.errors()
+    );
+    assert!(
+        open.latencies_ms().iter().all(|&ms| ms >= 200.0),
+        "{:?}",
+        open.latencies_ms()
     );
 
     // The closed loop waits for each answer: one ping per 200 + 20 ms, so 3 in 500 ms and
     // the one in flight when it was stopped, which it waits for.
     assert!(
-        closed.latencies_ms.len() <= 4,
+        closed.latencies_ms().len() <= 4,
         "{} closed-loop samples",
-        closed.latencies_ms.len()
+        closed.latencies_ms().len()
     );
 }
 
@@ -90,9 +95,9 @@ async fn pings_leave_on_time() {
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
     let record = probe.stop().await;
-    assert!(record.errors.is_empty(), "{:?}", record.errors);
-    assert_eq!(record.send_lag_ms.len(), record.sent);
-    let mut lags = record.send_lag_ms.clone();
+    assert!(record.errors().is_empty(), "{:?}", record.errors());
+    assert_eq!(record.send_lags_ms().len(), record.sent());
+    let mut lags = record.send_lags_ms();
     lags.sort_by(f64::total_cmp);
     let at = |q: usize| lags[(lags.len() * q / 100).min(lags.len() - 1)];
     assert!(at(50) < 0.3, "p50 send lag {:.3} ms: {lags:?}", at(50));
@@ -114,11 +119,11 @@ async fn the_first_ping_waits_for_its_offset() {
     };
     let probe = open::start(endpoint.clone(), late);
     tokio::time::sleep(Duration::from_millis(150)).await;
-    assert_eq!(probe.stop().await.sent, 0);
+    assert_eq!(probe.stop().await.sent(), 0);
 
     let probe = open::start(endpoint, late);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let sent = probe.stop().await.sent;
+    let sent = probe.stop().await.sent();
     // Pings at 300, 320, ..., up to 500 ms: 10 or 11, give or take one at the edge.
     assert!((9..=12).contains(&sent), "{sent} pings");
 }

@@ -4,7 +4,9 @@
 //! Set `PLOT_SAMPLE_DIR=/some/dir` to also write the realistic figures there, to look at
 //! them (e.g. `rsvg-convert wall_ok_blocking.svg -o wall.png`).
 
+use bench_client::plot::timeline::{TimelineGrid, TimelineRow, timeline};
 use bench_client::plot::{LatencySamples, Series, latency_cdf, wall_vs_concurrency};
+use bench_client::timeline::{Span, Timeline};
 
 const STACKS: [&str; 5] = [
     "demo-axum",
@@ -246,4 +248,87 @@ fn single_points_and_zero_values_do_not_panic() {
     let svg = latency_cdf("odd samples", &odd_samples).unwrap();
     keep_sample("cdf_odd.svg", &svg);
     texts(&svg);
+}
+
+/// A case of ten requests of 500 ms, their answers one sleep apart (`serialised`) or all at
+/// once, with a ping every 50 ms that waits for the next answer.
+fn case_timeline(serialised: bool) -> Timeline {
+    let answered = |k: usize| {
+        if serialised {
+            500.0 * (k + 1) as f64
+        } else {
+            501.0
+        }
+    };
+    let span = |sent_ms: f64, ended_ms: f64| Span {
+        sent_ms,
+        ended_ms,
+        ok: true,
+    };
+    let requests = (0..10).map(|k| span(0.0, answered(k))).collect();
+    let last = answered(9);
+    let pings = (0..(last / 50.0) as usize).map(|k| {
+        let sent = k as f64 * 50.0 - 25.0;
+        let next_answer = (0..10).map(answered).find(|&at| at > sent).unwrap_or(sent);
+        span(sent, if serialised { next_answer } else { sent + 0.3 })
+    });
+    Timeline {
+        requests,
+        closed_loop: Vec::new(),
+        open_loop: pings.collect(),
+    }
+}
+
+/// The `<rect>` elements filled with `colour`.
+fn rects_filled(svg: &str, colour: &str) -> usize {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    let filled = |n: &roxmltree::Node| {
+        n.attribute("fill")
+            .is_some_and(|f| f.eq_ignore_ascii_case(colour))
+    };
+    doc.descendants()
+        .filter(|n| n.has_tag_name("rect") && filled(n))
+        .count()
+}
+
+#[test]
+fn the_timeline_draws_every_request_and_names_every_panel() {
+    let (bad, ok) = (case_timeline(true), case_timeline(false));
+    let grid = TimelineGrid {
+        title: "10 concurrent requests of 500 ms".into(),
+        columns: vec![
+            ("/bad".into(), "sleeps on the reactor".into()),
+            ("/ok-await".into(), "awaits the runtime's timer".into()),
+        ],
+        rows: vec![
+            TimelineRow {
+                label: "demo-axum".into(),
+                panels: vec![Some(&bad), Some(&ok)],
+            },
+            TimelineRow {
+                label: "demo-hyper-smol".into(),
+                panels: vec![Some(&bad), None],
+            },
+        ],
+        sleep_ms: 500.0,
+    };
+    let svg = timeline(&grid).expect("a figure");
+    keep_sample("timeline.svg", &svg);
+    // Three panels measured, ten request bars each, in the requests' blue.
+    assert_eq!(
+        rects_filled(&svg, "#0072B2"),
+        30 + 1,
+        "and one in the legend"
+    );
+    let texts = texts(&svg);
+    for wanted in [
+        "/bad",
+        "/ok-await",
+        "demo-axum",
+        "demo-hyper-smol",
+        "not measured",
+    ] {
+        assert_has_text(&texts, wanted);
+    }
+    assert_has_text(&texts, "5");
 }

@@ -179,6 +179,14 @@ fn markdown_matches_its_golden_file() {
 }
 
 #[test]
+fn readme_block_matches_its_golden_file() {
+    check(
+        "README-block.md",
+        &bench_client::report::readme::block(&report()),
+    );
+}
+
+#[test]
 fn json_matches_its_golden_file() {
     check("results.json", &report().to_json());
 }

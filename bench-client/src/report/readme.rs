@@ -8,6 +8,7 @@ use super::Report;
 use super::text::{latency_range, range};
 use super::write_atomically;
 use crate::bench::Case;
+use crate::stats::Verdict;
 use crate::target::SERVERS;
 
 /// The markers of the README's results block, which [`refresh`] rewrites.
@@ -91,40 +92,53 @@ fn compact_table(report: &Report) -> String {
     out
 }
 
-/// One cell of the compact table, over the cases of one route and column.
+/// One cell of the compact table, over the cases of one route and column. A case whose
+/// requests failed gives no wall time (it has no verdict), only its count of failures.
 fn cell(cases: &[&Case]) -> String {
-    let walls: Vec<f64> = cases.iter().filter_map(|case| case.times_ideal).collect();
+    let measured = cases.iter().filter(|case| case.verdict != Verdict::Failed);
+    let walls: Vec<f64> = measured.filter_map(|case| case.times_ideal).collect();
     let open = cases.iter().filter_map(|case| case.open_loop.as_ref());
     let p50: Vec<f64> = open.clone().filter_map(|open| open.p50_ms).collect();
-    let p99: Vec<f64> = open.clone().filter_map(|open| open.p99_ms).collect();
-    let pings = |case: &&Case| {
+    let p99: Vec<f64> = open.filter_map(|open| open.p99_ms).collect();
+    let mut out = format!(
+        "**{}** sleeps<br>ping {} / {}",
+        range(&walls, 2),
+        latency_range(&p50),
+        latency_range(&p99),
+    );
+    let (failed, sent, on) = failed_pings(cases);
+    let _ = match failed {
+        0 => write!(out, "<br>no ping failed"),
+        _ => write!(out, "<br>**{failed} of {sent} pings failed** ({on})"),
+    };
+    let failed_requests = cases.iter().filter(|case| case.err > 0);
+    for case in failed_requests {
+        let _ = write!(
+            out,
+            "<br>**{} of {} requests failed** ({})",
+            case.err, case.n, case.target
+        );
+    }
+    out
+}
+
+/// The pings of both probes that failed, of all sent, and the stacks they failed on.
+fn failed_pings(cases: &[&Case]) -> (usize, usize, String) {
+    let (mut failed, mut sent, mut on) = (0, 0, Vec::new());
+    for case in cases {
         let open = case
             .open_loop
             .as_ref()
             .map_or((0, 0), |o| (o.errors, o.scheduled));
         let closed =
             (case.closed_loop.as_ref()).map_or((0, 0), |c| (c.errors, c.samples + c.errors));
-        (open.0 + closed.0, open.1 + closed.1)
-    };
-    let (failed, sent) = cases
-        .iter()
-        .map(pings)
-        .fold((0, 0), |(f, s), (f2, s2)| (f + f2, s + s2));
-    let failed = match failed {
-        0 => "no ping failed".to_owned(),
-        failed => format!("**{failed} of {sent} pings failed**"),
-    };
-    let requests_failed: usize = cases.iter().map(|case| case.err).sum();
-    let requests = match requests_failed {
-        0 => String::new(),
-        err => format!("<br>**{err} requests failed**"),
-    };
-    format!(
-        "**{}** sleeps<br>ping {} / {}<br>{failed}{requests}",
-        range(&walls, 2),
-        latency_range(&p50),
-        latency_range(&p99),
-    )
+        failed += open.0 + closed.0;
+        sent += open.1 + closed.1;
+        if open.0 + closed.0 > 0 {
+            on.push(case.target.as_str());
+        }
+    }
+    (failed, sent, on.join(", "))
 }
 
 /// Replaces what stands between [`BEGIN`] and [`END`] in the file at `path` with

@@ -129,11 +129,15 @@ fn failures(failures: &[Failure], with_threads: bool) -> String {
 
 /// The stall threshold a run's servers were started with, in a legend's words.
 fn stall_threshold(stall_ms: Option<u64>) -> String {
-    match stall_ms {
-        Some(0) => "none in this run: `--stall-ms 0` turned the detector off".to_owned(),
+    let threshold = match stall_ms {
+        Some(0) => {
+            return "none: `--stall-ms 0` turned it off in this run, on the FastAPI app too"
+                .to_owned();
+        }
         Some(ms) => format!("{ms} ms in this run"),
         None => format!("{DEFAULT_STALL_MS} ms, the servers' default, in this run"),
-    }
+    };
+    format!("{threshold}; on the FastAPI app, asyncio's debug mode")
 }
 
 /// The comparison table and its legend.
@@ -185,7 +189,7 @@ pub fn comparison_table(report: &Report) -> String {
          latencies are in ms; percentiles use the original bench's nearest-rank rule. The \
          last column is what the server's own stall detector (`GET /stalls`) reported for \
          the case: polls of a request future that held a reactor thread past its threshold \
-         ({}; asyncio's debug mode on the FastAPI app).",
+         ({}).",
         stall_threshold(report.plan.stall_ms)
     );
     if !disturbed.is_empty() {
