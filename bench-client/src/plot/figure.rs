@@ -13,7 +13,7 @@ use super::{HEIGHT, PlotError, WIDTH};
 
 /// Okabe–Ito colours: distinct for the stacks, including for readers with the common
 /// colour-vision deficiencies. Series beyond the seventh reuse them.
-const PALETTE: [RGBColor; 7] = [
+pub(super) const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
@@ -25,9 +25,9 @@ const PALETTE: [RGBColor; 7] = [
 /// The radius of a measured point's dot, in pixels.
 const DOT_RADIUS: i32 = 3;
 /// The reference line is grey and dashed: a guide, not a measurement.
-const REFERENCE_COLOUR: RGBColor = RGBColor(110, 110, 110);
+pub(super) const REFERENCE_COLOUR: RGBColor = RGBColor(110, 110, 110);
 
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 /// plotters writes `font-size = size / PLOTTERS_FONT_SCALE` into the SVG; the sizes below
 /// are before that division.
 const PLOTTERS_FONT_SCALE: f64 = 1.24;

@@ -23,6 +23,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::PlotError;
+use super::figure::{FONT, PALETTE, REFERENCE_COLOUR};
 use crate::timeline::{Span, Timeline};
 
 /// A ping answered within this many ms was answered promptly.
@@ -45,17 +46,18 @@ const ROW_GAP: u32 = 10;
 const AXIS_H: u32 = 48;
 const LEGEND_H: u32 = 52;
 
-const FONT: &str = "sans-serif";
 const TITLE_SIZE: u32 = 21;
 const HEADER_SIZE: u32 = 17;
 const LABEL_SIZE: u32 = 16;
 const SMALL_SIZE: u32 = 13;
 
-const REQUEST: RGBColor = RGBColor(0, 114, 178);
-const PROMPT: RGBColor = RGBColor(0, 158, 115);
-const LATE: RGBColor = RGBColor(230, 159, 0);
-const TIMED_OUT: RGBColor = RGBColor(213, 94, 0);
-const GUIDE: RGBColor = RGBColor(110, 110, 110);
+/// The colours, from the palette every figure uses: requests blue, pings from bluish green
+/// (prompt) through orange (late) to vermillion (a probe would have failed); guides grey.
+const REQUEST: RGBColor = PALETTE[0];
+const PROMPT: RGBColor = PALETTE[2];
+const LATE: RGBColor = PALETTE[4];
+const TIMED_OUT: RGBColor = PALETTE[1];
+const GUIDE: RGBColor = REFERENCE_COLOUR;
 
 /// The panel's vertical layout, in its own units: the open-loop lane at the bottom, the
 /// closed-loop lane above it, the requests' band above both.
