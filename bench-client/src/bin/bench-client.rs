@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use bench_client::bench::{self, HEAD_START, Plan};
+use bench_client::bench::{self, HEAD_START};
 use bench_client::cli::{Cli, Command, RedrawArgs, RestArgs, SweepArgs};
 use bench_client::environment::Environment;
 use bench_client::report::{self, Report, RestReport, SweepReport, Timing};
@@ -167,11 +167,9 @@ fn run_redraw(args: &RedrawArgs) -> ExitCode {
 
 /// The README's block from a report read back, which must be a complete default comparison.
 fn redraw_readme(report: &Report, readme: &Path) -> Result<(), String> {
-    if report.plan != Plan::default() || !report.failures.is_empty() {
-        return Err(format!(
-            "{} stays as it was: only a complete run of the full default comparison goes there",
-            readme.display()
-        ));
+    if !report::readme::stands_for_readme(report) {
+        let why = report::readme::ONLY_COMPLETE;
+        return Err(format!("{} stays as it was: {why}", readme.display()));
     }
     report::readme::refresh(report, readme)
         .map_err(|error| format!("cannot refresh {}: {error}", readme.display()))
@@ -249,10 +247,11 @@ fn refresh_readme(cli: &Cli, report: &Report) -> Result<(), String> {
     let Some(readme) = &cli.readme else {
         return Ok(());
     };
-    if !cli.is_full_comparison() || !report.failures.is_empty() {
+    if !cli.is_full_comparison() || !report::readme::stands_for_readme(report) {
         eprintln!(
-            "left {} as it was: only a complete run of the full default comparison goes there",
-            readme.display()
+            "left {} as it was: {}",
+            readme.display(),
+            report::readme::ONLY_COMPLETE
         );
         return Ok(());
     }

@@ -97,6 +97,13 @@ impl RestReport {
 }
 
 impl Report {
+    /// The targets that have cases, in the order they were measured.
+    pub fn targets(&self) -> Vec<&str> {
+        let mut targets: Vec<&str> = self.cases.iter().map(|case| case.target.as_str()).collect();
+        targets.dedup();
+        targets
+    }
+
     /// `RESULTS.md`.
     pub fn to_markdown(&self) -> String {
         tables::results_markdown(self)

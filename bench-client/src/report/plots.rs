@@ -96,8 +96,8 @@ pub fn timeline(report: &Report) -> Option<Result<String, PlotError>> {
     if cases.is_empty() {
         return None;
     }
-    let mut targets: Vec<&str> = cases.iter().map(|case| case.target.as_str()).collect();
-    targets.dedup();
+    let mut targets = report.targets();
+    targets.retain(|target| cases.iter().any(|case| case.target == *target));
     let routes = &report.plan.routes;
     let rows = targets.into_iter().map(|target| TimelineRow {
         label: target.to_owned(),

@@ -7,9 +7,18 @@ use std::path::Path;
 use super::Report;
 use super::text::{latency_range, range};
 use super::write_atomically;
-use crate::bench::Case;
+use crate::bench::{Case, Plan};
 use crate::stats::Verdict;
 use crate::target::SERVERS;
+
+/// Why a report was left out of the README: only a complete run of the full default
+/// comparison stands for it.
+pub const ONLY_COMPLETE: &str = "only a complete run of the full default comparison goes there";
+
+/// Whether `report` may stand in the README's block: the default plan, nothing failed.
+pub fn stands_for_readme(report: &Report) -> bool {
+    report.plan == Plan::default() && report.failures.is_empty()
+}
 
 /// The markers of the README's results block, which [`refresh`] rewrites.
 pub const BEGIN: &str = "<!-- results:begin (written by bench-client; do not edit) -->";
@@ -46,12 +55,7 @@ pub fn block(report: &Report) -> String {
 /// The stacks one column of the compact table stands for: the Rust servers together, every
 /// other target alone, in the order first measured.
 fn columns(report: &Report) -> Vec<(String, Vec<&str>)> {
-    let mut targets: Vec<&str> = report
-        .cases
-        .iter()
-        .map(|case| case.target.as_str())
-        .collect();
-    targets.dedup();
+    let targets = report.targets();
     let (rust, others): (Vec<&str>, Vec<&str>) = targets
         .into_iter()
         .partition(|target| SERVERS.contains(target));
