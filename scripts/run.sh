@@ -20,6 +20,7 @@
 #                            at N = 10 and its wall time at N = 1,000 (n1000/)
 #   results/offload-cost.md  criterion benches of one blocking-pool round trip per runtime
 #                            (scripts/offload-cost.sh)
+#   results/main-job.md      how long each of the above took
 # With arguments, runs `bench-client ARGS...` instead (see `scripts/run.sh --help` and
 # `scripts/run.sh sweep --help`), which leaves the README alone.
 set -euo pipefail
@@ -31,18 +32,39 @@ bench="${CARGO_TARGET_DIR:-target}/release/bench-client"
 if [ "$#" -gt 0 ]; then
     exec "$bench" "$@"
 fi
-"$bench" --readme README.md
-"$bench" --connect before --out results/connect-before
-"$bench" --threads 1,2,4 --out results/threads
-"$bench" --routes /bad-cpu,/ok-cpu-blocking,/ok-cpu-yield,/ok-cpu-pool --threads 1,2 --out results/cpu
-"$bench" sweep --out results/sweep
-"$bench" sweep --routes /ok-blocking,/ok-await -n 1000,10000 --sleep-ms 500 --out results/scale-500ms
-"$bench" sweep --servers all --blocking-threads 40 --sleep-ms 100 \
+# Each experiment's duration goes into results/main-job.md, so the time the job takes is
+# read from a record, never remembered.
+durations=()
+timed() {
+    local name=$1 started=$SECONDS
+    shift
+    "$@"
+    durations+=("| $name | $((SECONDS - started)) |")
+}
+job_started=$SECONDS
+timed "the comparison (results/)" "$bench" --readme README.md
+timed "connect before (results/connect-before/)" "$bench" --connect before --out results/connect-before
+timed "the thread matrix (results/threads/)" "$bench" --threads 1,2,4 --out results/threads
+timed "CPU-bound work (results/cpu/)" "$bench" --routes /bad-cpu,/ok-cpu-blocking,/ok-cpu-yield,/ok-cpu-pool --threads 1,2 --out results/cpu
+timed "the sweep (results/sweep/)" "$bench" sweep --out results/sweep
+timed "500 ms at scale (results/scale-500ms/)" "$bench" sweep --routes /ok-blocking,/ok-await -n 1000,10000 --sleep-ms 500 --out results/scale-500ms
+timed "the pool staircase (results/staircase/)" "$bench" sweep --servers all --blocking-threads 40 --sleep-ms 100 \
     --routes /ok-def,/ok-await -n 10,20,40,41,80,81,120,160,200 --out results/staircase
-"$bench" rest --out results/rest
+timed "at rest (results/rest/)" "$bench" rest --out results/rest
 for stall_ms in 100 0; do
     [ "$stall_ms" -eq 0 ] && out=results/detector-off || out=results/detector-on
-    "$bench" --servers all --routes /ok-await --stall-ms "$stall_ms" --out "$out"
-    "$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms "$stall_ms" --out "$out/n1000"
+    timed "the detector at --stall-ms $stall_ms ($out/)" "$bench" --servers all --routes /ok-await --stall-ms "$stall_ms" --out "$out"
+    timed "the detector at --stall-ms $stall_ms, N = 1,000 ($out/n1000/)" "$bench" sweep --routes /ok-await -n 1000 --sleep-ms 500 --stall-ms "$stall_ms" --out "$out/n1000"
 done
-scripts/offload-cost.sh
+timed "the offload's price (results/offload-cost.md)" scripts/offload-cost.sh
+{
+    echo "# The main job's run time"
+    echo
+    echo "Written by \`scripts/run.sh\` on $(date -u +%Y-%m-%dT%H:%MZ), commit \`$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)\`,"
+    echo "on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores), after the release build."
+    echo
+    echo "| experiment | seconds |"
+    echo "|---|---:|"
+    printf '%s\n' "${durations[@]}"
+    echo "| **all** | **$((SECONDS - job_started))** |"
+} > results/main-job.md
