@@ -3,14 +3,19 @@
 //! short head start, then the probes stop. The protocol, step by step, is in
 //! `docs/protocol.md`.
 
-use std::time::Duration;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
-use demo_contract::Work;
+use demo_contract::{Route, Work};
 use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
+use crate::environment::Environment;
 use crate::probe::{ProbeChoice, Probes};
-use crate::session::{self, ConfounderMeter, Confounders, Event, Outcome, Running, ServerSetup};
+use crate::progress::Stage;
+use crate::session::{
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, PAUSE, Running, ServerSetup, Step,
+};
 use crate::stalls::{self, StallsSeen};
 use crate::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use crate::target::Target;
@@ -87,6 +92,42 @@ impl Default for Plan {
     }
 }
 
+/// Everything one comparison run produced: what `results.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub environment: Environment,
+    pub plan: Plan,
+    /// The command line that produced this report.
+    pub command: String,
+    pub cases: Vec<Case>,
+    pub failures: Vec<Failure>,
+    pub timing: Timing,
+}
+
+/// Where the run's time went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// From start to the last server stopped.
+    pub total_s: f64,
+    /// The bursts' wall times added up: the sleeps themselves, as each server served them.
+    pub bursts_s: f64,
+    /// The protocol's fixed waits: head start and pause per case.
+    pub protocol_waits_s: f64,
+}
+
+impl Timing {
+    /// The share of the run that is neither a burst nor a fixed wait: starting, warming up
+    /// and stopping servers, and the client's own work.
+    pub fn overhead_percent(&self) -> f64 {
+        let rest = self.total_s - self.bursts_s - self.protocol_waits_s;
+        if self.total_s > 0.0 {
+            100.0 * rest.max(0.0) / self.total_s
+        } else {
+            0.0
+        }
+    }
+}
+
 /// One measured case: one target, one route, one burst.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Case {
@@ -146,9 +187,47 @@ pub fn schedule<'a>(targets: &'a [Target], plan: &Plan) -> Vec<(&'a Target, usiz
     runs
 }
 
-/// How many cases a plan measures.
-pub fn case_count(targets: &[Target], plan: &Plan) -> usize {
-    schedule(targets, plan).len() * plan.routes.len()
+/// One case to measure on a running target: a route, with the plan it belongs to.
+#[derive(Debug, Clone, Copy)]
+pub struct CaseStep<'p> {
+    pub route: WorkPath,
+    pub plan: &'p Plan,
+}
+
+impl Step for CaseStep<'_> {
+    fn route(&self) -> WorkPath {
+        self.route
+    }
+
+    fn describe(&self) -> String {
+        self.route.path().to_owned()
+    }
+
+    /// The head start and the burst: one after another on the reactor threads for the
+    /// routes that block them, the route's best otherwise.
+    fn estimate(&self, threads: usize) -> Duration {
+        let ideals = ideals(self.route, self.plan, threads);
+        let burst_ms = match self.route.route() {
+            Route::Bad | Route::BadCpu => ideals.serialised_ms,
+            _ => ideals.best_ms,
+        };
+        HEAD_START + Duration::from_secs_f64(burst_ms / 1000.0)
+    }
+}
+
+impl Plan {
+    /// Its cases on one target, in order.
+    pub fn steps(&self) -> Vec<CaseStep<'_>> {
+        (self.routes.iter())
+            .map(|&route| CaseStep { route, plan: self })
+            .collect()
+    }
+
+    /// The plan on `targets`, for the progress view: how many cases, and what they should
+    /// take.
+    pub fn stage(&self, name: &str, targets: &[Target]) -> Stage {
+        Stage::of(name, &schedule(targets, self), &self.steps())
+    }
 }
 
 /// Runs the whole plan: each route of the plan as one case, on each pair of [`schedule`].
@@ -158,20 +237,54 @@ pub async fn run_plan(
     on: &mut impl FnMut(Event<'_, Case>),
 ) -> Outcome<Case> {
     let schedule = schedule(targets, plan);
-    let measure = async |running: &Running, &route: &WorkPath| measure(running, route, plan).await;
-    session::run_each(&schedule, &plan.setup(), &plan.routes, on, measure).await
+    let measure =
+        async |running: &Running, step: &CaseStep<'_>| measure(running, step.route, plan).await;
+    session::run_each(&schedule, &plan.setup(), &plan.steps(), on, measure).await
 }
 
-/// One case: the probes, a head start, the burst, the probes stopped.
+/// The comparison from its first case to its report, written into `out`; `command` is the
+/// command line the report says wrote it.
+pub async fn compare(
+    targets: &[Target],
+    plan: Plan,
+    command: String,
+    out: &Path,
+    on: &mut impl FnMut(Event<'_, Case>),
+) -> Result<Report, String> {
+    let started = Instant::now();
+    let environment = Environment::capture();
+    let Outcome { measured, failures } = run_plan(targets, &plan, on).await;
+    let bursts_s = measured.iter().map(|case| case.wall_ms / 1000.0).sum();
+    let timing = Timing {
+        total_s: started.elapsed().as_secs_f64(),
+        bursts_s,
+        protocol_waits_s: measured.len() as f64 * (HEAD_START + PAUSE).as_secs_f64(),
+    };
+    let report = Report {
+        environment,
+        command,
+        plan,
+        timing,
+        cases: measured,
+        failures,
+    };
+    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    Ok(report)
+}
+
+/// One case: the burst prepared (its connections made, if [`Connect::Before`]), then the
+/// probes, a head start, the burst fired, the probes stopped. The stall detector and the
+/// confounders are read around the probes and the firing, not the preparation.
 pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let every = Duration::from_millis(plan.ping_every_ms);
+    let path = format!("{}{}", route.path(), running.query);
+    let (n, connect) = (plan.concurrency, plan.connect);
+    let prepared = burst::prepare(&running.endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
     let stalls_before = stalls::read(&running.endpoint).await;
     let meter = ConfounderMeter::start(running);
     let probes = Probes::start(plan.probe, &running.endpoint, every);
     tokio::time::sleep(HEAD_START).await;
-    let path = format!("{}{}", route.path(), running.query);
-    let (n, connect) = (plan.concurrency, plan.connect);
-    let burst = burst::fire(&running.endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
+    let burst = prepared.fire().await;
     let probed = probes.stop().await;
     let confounders = meter.stop();
     let stalls_after = stalls::read(&running.endpoint).await;

@@ -6,19 +6,26 @@
 //! as in the original, so that the server accepts and reads them as they arrive; or all of
 //! them first, accepted by the server before the first request byte, so that the N requests
 //! reach it together, whatever its accept loop does.
+//!
+//! A burst is [`prepare`]d, then fired ([`Prepared::fire`]). The preparation, the connections
+//! of `Before` among it, ends before the first request byte and is no part of the burst: not
+//! of its wall time, nor of the CPU figures the comparison and the sweep take around the
+//! firing. The requests are plain bytes on plain TCP ([`crate::wire`]): on hyper's client
+//! connections the client spent more CPU on a burst than the server it measured.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use demo_contract::Work;
-use hyper::Method;
 use serde::{Deserialize, Serialize};
+use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
-use crate::http::{Connection, Endpoint, HttpError, Reply};
+use crate::http::{Endpoint, HttpError, Reply};
 use crate::kernel;
-use crate::stats::millis;
+use crate::units::millis;
+use crate::wire::{self, Peer, Request};
 
 /// How many connects [`Connect::Before`] has in flight at once.
 pub const CONNECTS_IN_FLIGHT: usize = 128;
@@ -126,8 +133,42 @@ impl Burst {
     }
 }
 
-/// Sends `n` concurrent `GET path_and_query`, each on a connection of its own made as
-/// `connect` says, and waits for all of them.
+/// A burst ready to fire: its request encoded, its peer looked up and, for
+/// [`Connect::Before`], its connections open and accepted. What [`prepare`] did is not the
+/// burst's: neither its wall time nor, in the comparison and the sweep, its CPU figures.
+#[derive(Debug)]
+pub struct Prepared {
+    peer: Arc<Peer>,
+    request: Request,
+    timeout: Duration,
+    /// One per request: open already, or `None` for the request to open its own.
+    connections: Vec<Option<TcpStream>>,
+}
+
+/// Gets a burst of `n` concurrent `GET path_and_query` ready, each request with `timeout` to
+/// answer, on connections made as `connect` says: for [`Connect::Before`], opens them all
+/// and waits until the server has accepted them.
+pub async fn prepare(
+    endpoint: &Endpoint,
+    path_and_query: &str,
+    n: usize,
+    timeout: Duration,
+    connect: Connect,
+) -> Prepared {
+    let peer = Arc::new(Peer::resolve(endpoint).await);
+    let connections = match connect {
+        Connect::During => (0..n).map(|_| None).collect(),
+        Connect::Before => connect_all(&peer, endpoint.port, n).await,
+    };
+    Prepared {
+        peer,
+        request: Request::get(endpoint, path_and_query),
+        timeout,
+        connections,
+    }
+}
+
+/// [`prepare`], then [`Prepared::fire`]: a whole burst.
 pub async fn fire(
     endpoint: &Endpoint,
     path_and_query: &str,
@@ -135,83 +176,111 @@ pub async fn fire(
     timeout: Duration,
     connect: Connect,
 ) -> Burst {
-    let connections: Vec<Option<Connection>> = match connect {
-        Connect::During => (0..n).map(|_| None).collect(),
-        Connect::Before => connect_all(endpoint, n).await,
-    };
-    let start = Instant::now();
-    let requests: Vec<_> = connections
-        .into_iter()
-        .map(|connection| {
-            let endpoint = endpoint.clone();
-            let path = path_and_query.to_owned();
-            tokio::spawn(async move {
-                let sent = Instant::now();
-                let reply = tokio::time::timeout(timeout, request(&endpoint, connection, &path))
-                    .await
-                    .unwrap_or(Err(HttpError::Timeout(timeout)));
-                (reply, sent, Instant::now())
+    (prepare(endpoint, path_and_query, n, timeout, connect).await)
+        .fire()
+        .await
+}
+
+impl Prepared {
+    /// Sends the requests, one task each (its connect, if it has no connection yet, then its
+    /// request and answer, all within the timeout), and waits for all of them.
+    pub async fn fire(self) -> Burst {
+        // Spawned from a worker of the runtime, the requests go to that worker's own queue and
+        // the others steal from it; spawned from the caller, the binary's `block_on` thread,
+        // each would go through the runtime's shared queue, at some more CPU per request.
+        tokio::spawn(self.send_all())
+            .await
+            .expect("a burst does not panic")
+    }
+
+    /// [`Prepared::fire`], on the task it runs on.
+    async fn send_all(self) -> Burst {
+        let Prepared {
+            peer,
+            request,
+            timeout,
+            connections,
+        } = self;
+        let start = Instant::now();
+        let requests: Vec<_> = connections
+            .into_iter()
+            .map(|connection| {
+                let (peer, request) = (peer.clone(), request.clone());
+                tokio::spawn(async move {
+                    let sent = Instant::now();
+                    let exchange = one(&peer, connection, &request);
+                    let reply = (tokio::time::timeout(timeout, exchange).await)
+                        .unwrap_or(Err(HttpError::Timeout(timeout)));
+                    (reply, sent, Instant::now())
+                })
             })
-        })
-        .collect();
-    let (mut replies, mut sent, mut done) = (Vec::new(), Vec::new(), Vec::new());
-    for request in requests {
-        let (reply, sent_at, done_at) = request.await.expect("a burst request does not panic");
-        sent.push(sent_at.saturating_duration_since(start));
-        done.push(done_at - start);
-        replies.push(reply);
-    }
-    Burst {
-        start,
-        wall: done.iter().copied().max().unwrap_or_default(),
-        replies,
-        sent,
-        done,
+            .collect();
+        // Awaited last first: the requests are answered about in the order they were sent,
+        // so by the time the last is, the others are done, and this task is woken a few
+        // times, not once per request.
+        let mut outcomes = Vec::with_capacity(requests.len());
+        for request in requests.into_iter().rev() {
+            outcomes.push(request.await.expect("a burst request does not panic"));
+        }
+        outcomes.reverse();
+        let (mut replies, mut sent, mut done) = (Vec::new(), Vec::new(), Vec::new());
+        for (reply, sent_at, done_at) in outcomes {
+            sent.push(sent_at.saturating_duration_since(start));
+            done.push(done_at - start);
+            replies.push(reply);
+        }
+        Burst {
+            start,
+            wall: done.iter().copied().max().unwrap_or_default(),
+            replies,
+            sent,
+            done,
+        }
     }
 }
 
-/// One request, on `connection` if it was opened beforehand, else on a new one.
-async fn request(
-    endpoint: &Endpoint,
-    connection: Option<Connection>,
-    path: &str,
+/// One request, on `connection` if it was opened beforehand, else on a new one, which is
+/// closed once the answer is read.
+async fn one(
+    peer: &Peer,
+    connection: Option<TcpStream>,
+    request: &Request,
 ) -> Result<Reply, HttpError> {
-    let mut connection = match connection {
-        Some(connection) => connection,
-        None => Connection::open(endpoint).await?,
+    let mut stream = match connection {
+        Some(stream) => stream,
+        None => peer.connect().await?,
     };
-    connection.send(Method::GET, path).await
+    wire::exchange(&mut stream, request).await
 }
 
-/// Opens `n` connections, at most [`CONNECTS_IN_FLIGHT`] connects in flight, in waves of
-/// [`CONNECT_WAVE`], each wave once the server's accept queue holds fewer than that; then waits
-/// until the server has accepted them all (each is established on its side and its listen
-/// queue is empty; on Linux, where the kernel shows both). A connection that failed is `None`:
-/// its request opens a new one, and fails on its own if the server is gone.
-async fn connect_all(endpoint: &Endpoint, n: usize) -> Vec<Option<Connection>> {
+/// Opens `n` connections to `peer`, listening on `port`, at most [`CONNECTS_IN_FLIGHT`]
+/// connects in flight, in waves of [`CONNECT_WAVE`], each wave once the server's accept queue
+/// holds fewer than that; then waits until the server has accepted them all (each is
+/// established on its side and its listen queue is empty; on Linux, where the kernel shows
+/// both). A connection that failed is `None`: its request opens a new one, and fails on its
+/// own if the server is gone.
+async fn connect_all(peer: &Arc<Peer>, port: u16, n: usize) -> Vec<Option<TcpStream>> {
     let permits = Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT));
     let mut connections = Vec::with_capacity(n);
     while connections.len() < n {
         let wave = CONNECT_WAVE.min(n - connections.len());
         let connects: Vec<_> = (0..wave)
             .map(|_| {
-                let (endpoint, permits) = (endpoint.clone(), permits.clone());
+                let (peer, permits) = (peer.clone(), permits.clone());
                 tokio::spawn(async move {
                     let _permit = permits.acquire().await.expect("never closed");
-                    Connection::open(&endpoint).await.ok()
+                    peer.connect().await.ok()
                 })
             })
             .collect();
         for connect in connects {
             connections.push(connect.await.ok().flatten());
         }
-        kernel::wait_until_queue_below(endpoint.port, CONNECT_WAVE, ACCEPT_WITHIN).await;
+        kernel::wait_until_queue_below(port, CONNECT_WAVE, ACCEPT_WITHIN).await;
     }
-    let ours: HashSet<u16> = connections
-        .iter()
-        .flatten()
-        .map(Connection::local_port)
+    let ours: HashSet<u16> = (connections.iter().flatten())
+        .filter_map(|stream| Some(stream.local_addr().ok()?.port()))
         .collect();
-    kernel::wait_until_accepted(endpoint.port, &ours, ACCEPT_WITHIN).await;
+    kernel::wait_until_accepted(port, &ours, ACCEPT_WITHIN).await;
     connections
 }

@@ -12,7 +12,7 @@ use crate::http::Endpoint;
 use crate::probe::ProbeChoice;
 use crate::rest::RestPlan;
 use crate::sweep::{self, SweepPlan};
-use crate::target::{self, REFERENCES, SERVERS, Target};
+use crate::target::{self, Folders, Target};
 use crate::work::WorkPath;
 
 /// Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one
@@ -103,48 +103,16 @@ pub struct ServerArgs {
     pub stall_ms: Option<u64>,
 }
 
-/// The `--servers` value that names every server.
-const ALL: &str = "all";
-
-/// Every server the client can spawn: the demo servers, then the reference targets.
-pub fn all_servers() -> Vec<&'static str> {
-    SERVERS.into_iter().chain(REFERENCES).collect()
-}
-
 impl ServerArgs {
-    /// The servers named, or `defaults` if none were, with a note for each default left
-    /// out: a reference target whose venv is not set up (the Rust comparison never fails
-    /// for want of Python). A named server that is missing is still a target: it fails at
-    /// its turn, by name, and the others run.
+    /// The folders the servers are found in, as given or by default.
+    pub fn folders(&self) -> Folders {
+        Folders::or_default(self.bin_dir.clone(), self.reference_dir.clone())
+    }
+
+    /// The servers named, or `defaults` if none were, and a note for each default left out:
+    /// see [`target::choose`].
     pub fn targets(&self, defaults: &[&str]) -> (Vec<Target>, Vec<String>) {
-        let every = all_servers();
-        let named = !self.servers.is_empty() && self.servers != [ALL];
-        let names: Vec<&str> = match self.servers.as_slice() {
-            [] => defaults.to_vec(),
-            [all] if all == ALL => every,
-            servers => servers.iter().map(String::as_str).collect(),
-        };
-        let bin_dir = self.bin_dir.clone().unwrap_or_else(target::default_bin_dir);
-        let reference_dir =
-            (self.reference_dir.clone()).unwrap_or_else(target::default_reference_dir);
-        let mut targets = Vec::new();
-        let mut notes = Vec::new();
-        for name in names {
-            if !REFERENCES.contains(&name) {
-                targets.push(Target::server(name, &bin_dir));
-                continue;
-            }
-            let python = target::reference_python(&reference_dir);
-            if named || python.is_file() {
-                targets.push(Target::reference(name, &reference_dir));
-            } else {
-                notes.push(format!(
-                    "{name}: left out, no {} (reference/fastapi/setup.sh makes it)",
-                    python.display()
-                ));
-            }
-        }
-        (targets, notes)
+        target::choose(&self.servers, defaults, &self.folders())
     }
 }
 
@@ -162,6 +130,11 @@ pub enum Command {
     /// Redraws a comparison's RESULTS.md and plots from its results.json, measuring nothing:
     /// for a change of format or figure, not of figures
     Redraw(RedrawArgs),
+    /// The main job: every experiment whose results are committed, in order, into results/
+    /// (and README.md's block), each one's duration recorded in results/main-job.md, where
+    /// each one's command to run it alone is listed too. Run from the repository's root
+    /// (scripts/run.sh does, after building)
+    All,
 }
 
 /// `bench-client redraw`.
@@ -275,19 +248,18 @@ impl Cli {
         self.urls.is_empty() && self.spawn.servers.is_empty() && self.plan() == Plan::default()
     }
 
-    /// The targets, spawned servers first, and a note for each default one left out.
+    /// The targets, spawned servers first, and a note for each default one left out: see
+    /// [`target::for_comparison`].
     pub fn targets(&self) -> (Vec<Target>, Vec<String>) {
-        let defaults = if self.urls.is_empty() {
-            all_servers()
-        } else {
-            Vec::new()
-        };
-        let (mut targets, notes) = self.spawn.targets(&defaults);
-        targets.extend(self.urls.iter().map(|(label, endpoint)| Target::External {
+        let externals = self.urls.iter().map(|(label, endpoint)| Target::External {
             label: label.clone(),
             endpoint: endpoint.clone(),
-        }));
-        (targets, notes)
+        });
+        target::for_comparison(
+            &self.spawn.servers,
+            &self.spawn.folders(),
+            externals.collect(),
+        )
     }
 }
 
@@ -322,8 +294,8 @@ fn sleep_ms() -> clap::builder::RangedU64ValueParser<u64> {
 }
 
 fn server_name(name: &str) -> Result<String, String> {
-    let all = all_servers();
-    if all.contains(&name) || name == ALL {
+    let all = target::all_servers();
+    if all.contains(&name) || name == target::ALL {
         Ok(name.to_owned())
     } else {
         Err(format!(
@@ -342,152 +314,4 @@ fn labelled_url(value: &str) -> Result<(String, Endpoint), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use demo_contract::Route;
-
-    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-        Cli::try_parse_from(std::iter::once("bench-client").chain(args.iter().copied()))
-    }
-
-    #[test]
-    fn defaults_reproduce_the_original_experiment() {
-        let cli = parse(&[]).unwrap();
-        assert_eq!(cli.plan(), Plan::default());
-        assert!(cli.spawn.servers.is_empty() && cli.urls.is_empty() && cli.command.is_none());
-        assert_eq!(cli.out, PathBuf::from("results"));
-        assert!(cli.is_full_comparison());
-        assert!(!parse(&["-n", "3"]).unwrap().is_full_comparison());
-        assert!(
-            !parse(&["--servers", "demo-axum"])
-                .unwrap()
-                .is_full_comparison()
-        );
-    }
-
-    #[test]
-    fn subsets_and_urls_are_read() {
-        let cli = parse(&[
-            "--servers",
-            "demo-axum,demo-hyper-smol",
-            "--url",
-            "fastapi=http://127.0.0.1:8000",
-            "--routes",
-            "/bad,/ok-def",
-            "-n",
-            "3",
-            "--sleep-ms",
-            "20",
-            "--ping-every-ms",
-            "5",
-        ])
-        .unwrap();
-        assert_eq!(cli.spawn.servers, ["demo-axum", "demo-hyper-smol"]);
-        assert_eq!(cli.urls[0].0, "fastapi");
-        assert_eq!(cli.urls[0].1.port, 8000);
-        assert_eq!(
-            cli.routes
-                .iter()
-                .map(|r| (r.route(), r.path()))
-                .collect::<Vec<_>>(),
-            [(Route::Bad, "/bad"), (Route::OkBlocking, "/ok-def")],
-            "an alias is sent as given"
-        );
-        assert_eq!(
-            (cli.concurrency, cli.sleep_ms, cli.ping_every_ms),
-            (3, 20, 5)
-        );
-    }
-
-    #[test]
-    fn bad_flags_are_usage_errors_that_say_what_is_wrong() {
-        for (args, says) in [
-            (&["--concurrency", "0"][..], "0"),
-            (&["--concurrency", "banana"], "banana"),
-            (&["--servers", "demo-rocket"], "demo-axum, demo-actix"),
-            (&["--url", "http://127.0.0.1:1"], "LABEL=URL"),
-            (&["--url", "x=https://example"], "http://"),
-            (&["--routes", "/ping"], "not a work route"),
-            (&["--sleep-ms", "10001"], "10001"),
-        ] {
-            let error = parse(args).unwrap_err();
-            assert_eq!(error.exit_code(), 2, "{args:?}");
-            assert!(error.to_string().contains(says), "{args:?}: {error}");
-        }
-    }
-
-    #[test]
-    fn the_sweep_reads_its_lists() {
-        let cli = parse(&["sweep"]).unwrap();
-        let Some(Command::Sweep(sweep)) = cli.command else {
-            panic!("a sweep")
-        };
-        assert_eq!(sweep.plan(), SweepPlan::default());
-        assert_eq!(sweep.out, PathBuf::from("results/sweep"));
-        let cli = parse(&[
-            "sweep",
-            "-n",
-            "1,50,5000",
-            "--routes",
-            "/ok-await",
-            "--servers",
-            "demo-actix",
-            "--threads",
-            "2",
-        ])
-        .unwrap();
-        let Some(Command::Sweep(sweep)) = cli.command else {
-            panic!("a sweep")
-        };
-        assert_eq!(sweep.plan().concurrency, [1, 50, 5000]);
-        assert_eq!(sweep.plan().routes, [WorkPath::canonical(Route::OkAwait)]);
-        assert_eq!(sweep.plan().threads, 2);
-        assert_eq!(sweep.spawn.targets(&SERVERS).0.len(), 1);
-    }
-
-    #[test]
-    fn the_sweep_refuses_bad_lists() {
-        for args in [
-            &["sweep", "-n", "1,0"][..],
-            &["sweep", "-n", "1,x"],
-            &["sweep", "-n", ""],
-            &["sweep", "--routes", "/ping"],
-            &["-n", "3", "sweep"],
-        ] {
-            assert_eq!(parse(args).unwrap_err().exit_code(), 2, "{args:?}");
-        }
-    }
-
-    #[test]
-    fn the_thread_matrix_is_a_list() {
-        assert_eq!(
-            parse(&["--threads", "1,2,4"]).unwrap().plan().threads,
-            [1, 2, 4]
-        );
-        assert_eq!(parse(&["--threads", "1,0"]).unwrap_err().exit_code(), 2);
-    }
-
-    #[test]
-    fn all_names_every_server() {
-        let cli = parse(&["sweep", "--servers", "all"]).unwrap();
-        let Some(Command::Sweep(sweep)) = cli.command else {
-            panic!("a sweep")
-        };
-        let (targets, notes) = sweep.spawn.targets(&SERVERS);
-        let names: Vec<&str> = targets.iter().map(Target::label).collect();
-        assert_eq!(
-            names.len() + notes.len(),
-            all_servers().len(),
-            "{names:?} {notes:?}"
-        );
-        assert_eq!(names[..SERVERS.len()], SERVERS);
-    }
-
-    #[test]
-    fn a_url_alone_spawns_nothing() {
-        let cli = parse(&["--url", "x=http://127.0.0.1:9"]).unwrap();
-        let (targets, _) = cli.targets();
-        assert_eq!(targets.len(), 1);
-        assert!(matches!(&targets[0], Target::External { label, .. } if label == "x"));
-    }
-}
+mod tests;

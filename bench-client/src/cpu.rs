@@ -55,7 +55,9 @@ pub fn cpu_ms_in(stat: &str) -> Option<f64> {
 /// The CPU time the client and the server each spent during a case, in ms.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CpuUse {
-    /// This bench client: its probes, its burst connections, its own bookkeeping.
+    /// This bench client: its probes, its burst's requests and answers (with their
+    /// connections only when they are made during the burst: the connections made before it
+    /// are not metered), its own bookkeeping.
     pub client_ms: f64,
     /// The spawned server, every thread of it; `None` for a server we did not start.
     pub server_ms: Option<f64>,

@@ -13,6 +13,11 @@ pub struct Environment {
     /// `git rev-parse HEAD`, with `+dirty` if the tracked files other than the results and
     /// the README differ from it.
     pub git_commit: String,
+    /// A digest of every source that measures or writes results, as this binary was built
+    /// from them (`bench-client/build.rs`): results that record another were written by
+    /// other code, which the test `fresh_results` catches. Empty in results from before it.
+    #[serde(default)]
+    pub code_stamp: String,
     /// The compiler that built this binary (and, built in the same workspace, the servers).
     pub rustc: String,
     pub cpu: String,
@@ -31,6 +36,7 @@ impl Environment {
         Environment {
             date: now_utc(),
             git_commit: git_commit(),
+            code_stamp: env!("BENCH_CODE_STAMP").to_owned(),
             rustc: env!("BENCH_RUSTC_VERSION").to_owned(),
             cpu: proc_field("/proc/cpuinfo", "model name").unwrap_or_else(unknown),
             cores: std::thread::available_parallelism().map_or(0, usize::from),
@@ -48,10 +54,11 @@ impl Environment {
     /// A Markdown bullet list, for the head of a results file.
     pub fn to_markdown(&self) -> String {
         format!(
-            "- date: {}\n- git commit: `{}`\n- rustc: {}\n- CPU: {} ({} cores usable)\n- memory: {}\n\
-             - OS: {}, kernel {}\n- crates: {}\n",
+            "- date: {}\n- git commit: `{}`\n- code stamp: `{}`\n- rustc: {}\n\
+             - CPU: {} ({} cores usable)\n- memory: {}\n- OS: {}, kernel {}\n- crates: {}\n",
             self.date,
             self.git_commit,
+            self.code_stamp,
             self.rustc,
             self.cpu,
             self.cores,
@@ -149,6 +156,7 @@ mod tests {
         let env = Environment {
             date: "2026-01-01T00:00:00Z".into(),
             git_commit: "abc".into(),
+            code_stamp: "0123456789abcdef".into(),
             rustc: "rustc 1.0".into(),
             cpu: "cpu".into(),
             cores: 2,
@@ -159,7 +167,8 @@ mod tests {
         };
         assert_eq!(
             env.to_markdown(),
-            "- date: 2026-01-01T00:00:00Z\n- git commit: `abc`\n- rustc: rustc 1.0\n\
+            "- date: 2026-01-01T00:00:00Z\n- git commit: `abc`\n- code stamp: `0123456789abcdef`\n\
+             - rustc: rustc 1.0\n\
              - CPU: cpu (2 cores usable)\n- memory: 1 kB\n- OS: os, kernel 6.1\n\
              - crates: tokio 1.0.0, smol 2.0.0\n"
         );

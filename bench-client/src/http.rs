@@ -1,6 +1,7 @@
-//! The HTTP client: hyper 1's own client connections on tokio, one TCP connection each, so
-//! that the pinger keeps exactly one keep-alive connection and every burst request gets its
-//! own, as the original bench's client did.
+//! The HTTP client of the probes and the warm-up: hyper 1's own client connections on tokio,
+//! one TCP connection each, so that the pinger keeps exactly one keep-alive connection, as the
+//! original bench's client did. The burst writes its requests itself ([`crate::wire`]); its
+//! outcomes share the [`Reply`] and [`HttpError`] defined here.
 
 use std::fmt;
 use std::time::Duration;
@@ -24,6 +25,15 @@ pub enum HttpError {
     Http(#[from] hyper::Error),
     #[error("bad request line: {0}")]
     Request(#[from] hyper::http::Error),
+    /// The burst's own client ([`crate::wire`]) could not write its request.
+    #[error("cannot write the request: {0}")]
+    Write(#[source] std::io::Error),
+    /// The burst's own client could not read the answer.
+    #[error("cannot read the answer: {0}")]
+    Read(#[source] std::io::Error),
+    /// The burst's own client read bytes that are not a whole HTTP/1.1 answer.
+    #[error(transparent)]
+    Response(#[from] crate::wire::ResponseError),
 }
 
 impl HttpError {
@@ -71,7 +81,8 @@ impl Endpoint {
         })
     }
 
-    fn authority(&self) -> String {
+    /// `host:port`, as a `Host` header gives it.
+    pub(crate) fn authority(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
         } else {

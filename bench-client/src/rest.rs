@@ -16,18 +16,26 @@
 //! and each target's figures are pooled over the rounds, so that every stack meets the same
 //! drift instead of one stack meeting a bad minute.
 
+pub mod switches;
+
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::{ProbeRecord, closed, open};
+pub use switches::{switches_in, thread_switches};
+
+use crate::environment::Environment;
+use crate::probe::{ProbeRecords, closed, open};
+use crate::progress::Stage;
 use crate::session::{
-    self, ConfounderMeter, Confounders, Event, Outcome, Running, ServerSetup, Step,
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerSetup, Step,
 };
-use crate::stats::{OpenLoopStats, RequestTimes};
+use crate::stats::{OpenLoopStats, PingStats};
 use crate::target::Target;
 use crate::work::WorkPath;
+use switches::switches_by_name;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,9 +64,12 @@ impl Default for RestPlan {
     }
 }
 
-/// One pause on one target.
+/// One pause on one target, each probe running for `probe_for`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pause(pub u64);
+pub struct Pause {
+    pub ms: u64,
+    pub probe_for: Duration,
+}
 
 impl Step for Pause {
     fn route(&self) -> WorkPath {
@@ -67,7 +78,77 @@ impl Step for Pause {
     }
 
     fn describe(&self) -> String {
-        format!("/ping every {} ms", self.0)
+        format!("/ping every {} ms", self.ms)
+    }
+
+    /// The closed loop, then the open loop (none at pause 0).
+    fn estimate(&self, _threads: usize) -> Duration {
+        let probes = if self.ms == 0 { 1 } else { 2 };
+        self.probe_for * probes
+    }
+}
+
+impl RestPlan {
+    /// The pauses to probe on each target, in order.
+    pub fn pauses(&self) -> Vec<Pause> {
+        let probe_for = Duration::from_millis(self.probe_ms);
+        (self.pauses_ms.iter())
+            .map(|&ms| Pause { ms, probe_for })
+            .collect()
+    }
+
+    /// The plan on `targets`, for the progress view: every round of it.
+    pub fn stage(&self, name: &str, targets: &[Target]) -> Stage {
+        let schedule: Vec<(&Target, usize)> = targets.iter().map(|target| (target, 1)).collect();
+        let round = Stage::of(name, &schedule, &self.pauses());
+        Stage {
+            steps: round.steps * self.rounds,
+            estimate: round.estimate * self.rounds as u32,
+            ..round
+        }
+    }
+}
+
+/// Everything one at-rest run produced: `rest.json`, from which `REST.md` is written
+/// ([`RestReport::write`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestReport {
+    pub environment: Environment,
+    pub plan: RestPlan,
+    pub command: String,
+    pub points: Vec<RestPoint>,
+    pub failures: Vec<Failure>,
+}
+
+/// At rest from its first ping to its report, written into `out`.
+pub async fn at_rest(
+    targets: &[Target],
+    plan: RestPlan,
+    command: String,
+    out: &Path,
+    on: &mut impl FnMut(Event<'_, RestSample>),
+) -> Result<RestReport, String> {
+    let environment = Environment::capture();
+    let outcome = run(targets, &plan, on).await;
+    let report = report(plan, outcome, environment, command);
+    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    Ok(report)
+}
+
+/// The report of a run of `plan` that measured `outcome` on `environment`; `command` is the
+/// command line that ran it.
+pub fn report(
+    plan: RestPlan,
+    outcome: Outcome<RestPoint>,
+    environment: Environment,
+    command: String,
+) -> RestReport {
+    RestReport {
+        environment,
+        plan,
+        command,
+        points: outcome.measured,
+        failures: outcome.failures,
     }
 }
 
@@ -77,8 +158,10 @@ pub struct RestPoint {
     pub target: String,
     pub runtime: Option<String>,
     pub pause_ms: u64,
-    /// The closed loop: a ping, its answer, the pause, the next ping.
-    pub closed_loop: RequestTimes,
+    /// The closed loop: a ping, its answer, the pause, the next ping. (Of a `rest.json`
+    /// written before these were the probes' statistics, only the answered pings' count, p50
+    /// and max are read back: it kept no raw samples.)
+    pub closed_loop: PingStats,
     /// The open loop: a ping every pause (none at pause 0, where it would be a flood).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenLoopStats>,
@@ -97,8 +180,8 @@ pub struct RestSample {
     pub target: String,
     pub runtime: Option<String>,
     pub pause_ms: u64,
-    pub closed_loop: ProbeRecord,
-    pub open_loop: Option<ProbeRecord>,
+    /// Both probes' records: the closed loop's, and the open loop's but at pause 0.
+    pub probes: ProbeRecords,
     /// Each server thread name's voluntary context switches over the closed loop's pings.
     pub switches: BTreeMap<String, u64>,
     pub confounders: Confounders,
@@ -112,19 +195,17 @@ pub async fn run(
     on: &mut impl FnMut(Event<'_, RestSample>),
 ) -> Outcome<RestPoint> {
     let schedule: Vec<(&Target, usize)> = targets.iter().map(|target| (target, 1)).collect();
-    let pauses: Vec<Pause> = plan.pauses_ms.iter().map(|&ms| Pause(ms)).collect();
+    let pauses = plan.pauses();
     // The stall detector's watchdog wakes up on its own every 50 ms: off, so that every
     // wake-up counted is the requests'.
     let setup = ServerSetup {
         stall_ms: Some(0),
         ..ServerSetup::default()
     };
-    let probe_for = Duration::from_millis(plan.probe_ms);
     let mut samples = Vec::new();
     let mut failures = Vec::new();
     for _ in 0..plan.rounds {
-        let measure =
-            async |running: &Running, pause: &Pause| measure(running, *pause, probe_for).await;
+        let measure = async |running: &Running, pause: &Pause| measure(running, *pause).await;
         let round = session::run_each(&schedule, &setup, &pauses, on, measure).await;
         samples.extend(round.measured);
         failures.extend(round.failures);
@@ -135,14 +216,15 @@ pub async fn run(
     }
 }
 
-async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration) -> RestSample {
+async fn measure(running: &Running, step: Pause) -> RestSample {
+    let (pause_ms, probe_for) = (step.ms, step.probe_for);
     let pause = Duration::from_millis(pause_ms);
     let pid = running.server.as_ref().and_then(|server| server.pid());
     let meter = ConfounderMeter::start(running);
     let before = pid.map(thread_switches);
     let closed = closed::start(running.endpoint.clone(), pause);
     tokio::time::sleep(probe_for).await;
-    let closed_loop: ProbeRecord = closed.stop().await;
+    let closed_loop = closed.stop().await;
     let after = pid.map(thread_switches);
     let switches = match (before, after) {
         (Some(before), Some(after)) => switches_by_name(&before, &after),
@@ -162,8 +244,10 @@ async fn measure(running: &Running, Pause(pause_ms): Pause, probe_for: Duration)
         target: running.label.clone(),
         runtime: running.runtime(),
         pause_ms,
-        closed_loop,
-        open_loop,
+        probes: ProbeRecords {
+            closed: Some(closed_loop),
+            open: open_loop,
+        },
         switches,
         confounders: meter.stop(),
     }
@@ -184,12 +268,7 @@ pub fn pool(samples: Vec<RestSample>) -> Vec<RestPoint> {
 
 /// Adds one more round's `sample` to `into`, of the same target and pause.
 fn add(into: &mut RestSample, sample: RestSample) {
-    into.closed_loop.append(sample.closed_loop);
-    match (&mut into.open_loop, sample.open_loop) {
-        (Some(open), Some(more)) => open.append(more),
-        (none @ None, more) => *none = more,
-        (Some(_), None) => {}
-    }
+    into.probes.append(sample.probes);
     for (thread, switches) in sample.switches {
         *into.switches.entry(thread).or_default() += switches;
     }
@@ -198,13 +277,14 @@ fn add(into: &mut RestSample, sample: RestSample) {
 
 impl RestPoint {
     fn from_sample(sample: RestSample) -> RestPoint {
-        let pings = sample.closed_loop.sent().max(1) as f64;
+        let closed_loop = sample.probes.closed.unwrap_or_default();
+        let pings = closed_loop.sent().max(1) as f64;
         RestPoint {
             target: sample.target,
             runtime: sample.runtime,
             pause_ms: sample.pause_ms,
-            closed_loop: RequestTimes::from_ms(&sample.closed_loop.latencies_ms()),
-            open_loop: sample.open_loop.map(OpenLoopStats::from_record),
+            closed_loop: PingStats::from_record(closed_loop),
+            open_loop: sample.probes.open.map(OpenLoopStats::from_record),
             wakeups_per_ping: (sample.switches.into_iter())
                 .filter(|&(_, switches)| switches > 0)
                 .map(|(thread, switches)| (thread, switches as f64 / pings))
@@ -214,101 +294,22 @@ impl RestPoint {
     }
 }
 
-/// Each thread of process `pid` and its voluntary context switches so far, by thread id.
-pub fn thread_switches(pid: u32) -> BTreeMap<u32, (String, u64)> {
-    let mut threads = BTreeMap::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return threads;
-    };
-    for task in tasks.flatten() {
-        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
-            continue;
-        };
-        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-        if let Some(thread) = switches_in(&status) {
-            threads.insert(tid, thread);
-        }
-    }
-    threads
-}
-
-/// The thread name and voluntary context switches of one `/proc/PID/task/TID/status` text.
-pub fn switches_in(status: &str) -> Option<(String, u64)> {
-    let field = |key: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(key))
-            .map(str::trim)
-    };
-    let name = field("Name:")?.to_owned();
-    let switches = field("voluntary_ctxt_switches:")?.parse().ok()?;
-    Some((name, switches))
-}
-
-/// Voluntary context switches of each thread name between two readings; threads that came
-/// or went in between count from zero or not at all.
-fn switches_by_name(
-    before: &BTreeMap<u32, (String, u64)>,
-    after: &BTreeMap<u32, (String, u64)>,
-) -> BTreeMap<String, u64> {
-    let mut per_name: BTreeMap<String, u64> = BTreeMap::new();
-    for (tid, (name, now)) in after {
-        let then = before.get(tid).map_or(0, |(_, then)| *then);
-        *per_name.entry(name.clone()).or_default() += now.saturating_sub(then);
-    }
-    per_name
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cpu::CpuUse;
     use crate::kernel::TcpCounters;
-
-    // Recorded from a demo server's thread (Linux 6.18), the fields around the two read.
-    const STATUS: &str = "Name:\tsmol-executor-0
-Umask:\t0022
-State:\tS (sleeping)
-Tgid:\t4242
-Pid:\t4243
-voluntary_ctxt_switches:\t1502
-nonvoluntary_ctxt_switches:\t7
-";
-
-    #[test]
-    fn a_threads_switches_are_read_from_its_status() {
-        assert_eq!(switches_in(STATUS), Some(("smol-executor-0".into(), 1502)));
-        assert_eq!(switches_in("Name:\tx\n"), None);
-    }
-
-    #[test]
-    fn switches_are_counted_by_thread_name() {
-        let before = BTreeMap::from([
-            (1, ("main".to_owned(), 100)),
-            (2, ("async-io".to_owned(), 10)),
-        ]);
-        let after = BTreeMap::from([
-            (1, ("main".to_owned(), 300)),
-            (2, ("async-io".to_owned(), 10)),
-            (3, ("blocking-1".to_owned(), 4)),
-        ]);
-        assert_eq!(
-            switches_by_name(&before, &after),
-            BTreeMap::from([
-                ("main".to_owned(), 200),
-                ("async-io".to_owned(), 0),
-                ("blocking-1".to_owned(), 4)
-            ])
-        );
-    }
+    use crate::probe::ProbeRecord;
 
     fn sample(target: &str, pause_ms: u64, latencies_ms: Vec<f64>, main: u64) -> RestSample {
         RestSample {
             target: target.into(),
             runtime: None,
             pause_ms,
-            closed_loop: ProbeRecord::of(latencies_ms.into_iter().map(Ok)),
-            open_loop: None,
+            probes: ProbeRecords {
+                closed: Some(ProbeRecord::of(latencies_ms.into_iter().map(Ok))),
+                open: None,
+            },
             switches: BTreeMap::from([("main".to_owned(), main), ("idle".to_owned(), 0)]),
             confounders: Confounders {
                 kernel: Some(TcpCounters::default()),
@@ -319,6 +320,22 @@ nonvoluntary_ctxt_switches:\t7
                 }),
             },
         }
+    }
+
+    #[test]
+    fn points_from_before_the_probes_statistics_are_read() {
+        let point: RestPoint = serde_json::from_str(
+            r#"{"target": "demo-axum", "runtime": null, "pause_ms": 0,
+                "closed_loop": {"answered": 2538, "p50_ms": 0.07, "p90_ms": 0.1,
+                                "p99_ms": 0.17, "max_ms": 0.98},
+                "wakeups_per_ping": {"demo-axum": 1.0}}"#,
+        )
+        .expect("an old point");
+        let closed = &point.closed_loop;
+        assert_eq!((closed.samples, closed.errors), (2538, 0));
+        assert_eq!((closed.p50_ms, closed.max_ms), (Some(0.07), Some(0.98)));
+        // Without the raw samples, no other percentile can be told.
+        assert_eq!(closed.percentile_ms(90.0), None);
     }
 
     #[test]
@@ -335,7 +352,7 @@ nonvoluntary_ctxt_switches:\t7
             .collect();
         assert_eq!(keys, [("a", 10), ("a", 50), ("b", 10)]);
         let a10 = &points[0];
-        assert_eq!(a10.closed_loop.answered, 4);
+        assert_eq!((a10.closed_loop.samples, a10.closed_loop.errors), (4, 0));
         // 4 switches of `main` over 4 pings; a thread that never switched is left out.
         assert_eq!(
             a10.wakeups_per_ping,
@@ -347,12 +364,5 @@ nonvoluntary_ctxt_switches:\t7
             (40.0, Some(20.0), Some(20.0))
         );
         assert_eq!(a10.confounders.kernel, Some(TcpCounters::default()));
-    }
-
-    #[test]
-    fn this_process_has_threads_to_count() {
-        if cfg!(target_os = "linux") {
-            assert!(!thread_switches(std::process::id()).is_empty());
-        }
     }
 }

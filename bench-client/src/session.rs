@@ -253,29 +253,31 @@ impl ConfounderMeter {
 }
 
 /// One unit of measurement on a running target: a case of the comparison, a point of the
-/// sweep.
+/// sweep, a pause at rest.
 pub trait Step {
     /// The route it measures, for a failure report.
     fn route(&self) -> WorkPath;
     /// What the progress line says while it runs.
     fn describe(&self) -> String;
-}
-
-impl Step for WorkPath {
-    fn route(&self) -> WorkPath {
-        *self
-    }
-
-    fn describe(&self) -> String {
-        self.path().to_owned()
-    }
+    /// What measuring it should take on a target with `threads` reactor threads, from the
+    /// plan (its sleeps and fixed waits; [`PAUSE`] is added by the session): the progress
+    /// view's time left is made of these.
+    fn estimate(&self, threads: usize) -> Duration;
 }
 
 /// What happens while a run goes on, for the terminal.
 #[derive(Debug)]
 pub enum Event<'a, T> {
-    Starting { target: &'a str, threads: usize },
-    Running { target: &'a str, step: String },
+    Starting {
+        target: &'a str,
+        threads: usize,
+    },
+    /// A step starts, and should take `estimate`.
+    Running {
+        target: &'a str,
+        step: String,
+        estimate: Duration,
+    },
     Measured(&'a T),
     Failed(&'a Failure),
 }
@@ -343,6 +345,7 @@ async fn run_target<S: Step, T>(
         on(Event::Running {
             target: target.label(),
             step: step.describe(),
+            estimate: step.estimate(threads) + PAUSE,
         });
         let result = measure(&running, step).await;
         // Checked after the pause: a server killed during the step may take a moment to

@@ -1,16 +1,9 @@
 //! Statistics: the original bench's percentiles, so that numbers compare, and the verdict.
 
-use std::time::Duration;
-
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::probe::ProbeRecord;
-
-/// A duration in milliseconds, the unit of every figure in the reports.
-pub fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
-}
 
 /// The original bench's nearest-rank percentile: `sorted[min(n-1, max(0, round(p/100*(n-1))))]`,
 /// with Python's `round` (half to even). `None` for no samples.
@@ -49,13 +42,18 @@ impl RequestTimes {
 /// What the closed-loop pinger saw during one case: the original bench's statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PingStats {
+    /// Answered pings (`answered` in a `rest.json` written before at rest used these
+    /// statistics, which counted no errors).
+    #[serde(alias = "answered")]
     pub samples: usize,
+    #[serde(default)]
     pub errors: usize,
     pub mean_ms: Option<f64>,
     pub p50_ms: Option<f64>,
     pub p95_ms: Option<f64>,
     pub max_ms: Option<f64>,
-    /// Every latency, in the order sent.
+    /// Every latency, in the order sent (none in results recorded without them).
+    #[serde(default)]
     pub raw_ms: Vec<f64>,
     /// Why the failed pings failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -79,6 +77,15 @@ impl PingStats {
             raw_ms,
             error_reasons,
         }
+    }
+
+    /// The nearest-rank percentile `p` of the answered pings' latencies, from every one of
+    /// them: for a percentile beyond the three kept (at rest's p90 and p99). `None` for no
+    /// samples, or none recorded.
+    pub fn percentile_ms(&self, p: f64) -> Option<f64> {
+        let mut sorted = self.raw_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        percentile(&sorted, p)
     }
 }
 
@@ -311,6 +318,17 @@ mod tests {
             (stats.samples, stats.mean_ms, stats.p50_ms, stats.max_ms),
             (0, None, None, None)
         );
+        assert_eq!(stats.percentile_ms(99.0), None);
+    }
+
+    #[test]
+    fn any_ping_percentile_is_the_answered_ones_nearest_rank() {
+        let latencies: Vec<f64> = (1..=200).rev().map(|ms| f64::from(ms) / 7.0).collect();
+        let stats = PingStats::from_record(closed(latencies.clone(), vec!["reset".into()]));
+        let times = RequestTimes::from_ms(&latencies);
+        assert_eq!(stats.percentile_ms(50.0), stats.p50_ms);
+        assert_eq!(stats.percentile_ms(90.0), times.p90_ms);
+        assert_eq!(stats.percentile_ms(99.0), times.p99_ms);
     }
 
     #[test]

@@ -4,13 +4,17 @@
 //! N passes the blocking pool's size, `/bad` grows linearly with N.
 
 use std::fmt;
+use std::path::Path;
+use std::time::Duration;
 
 use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
+use crate::environment::Environment;
+use crate::progress::Stage;
 use crate::session::{
-    self, ConfounderMeter, Confounders, Event, Outcome, Running, ServerSetup, Step,
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerSetup, Step,
 };
 use crate::stats::RequestTimes;
 use crate::target::Target;
@@ -107,12 +111,26 @@ impl SweepPlan {
         }
     }
 
+    /// What a burst of `n` requests of `route` should take.
+    fn estimate(&self, route: WorkPath, n: usize) -> Duration {
+        let burst_ms = self.ideal_ms(route, n).unwrap_or(self.sleep_ms as f64);
+        Duration::from_secs_f64(burst_ms / 1000.0) + CONNECT_COST * n as u32
+    }
+
+    /// The plan on `targets`, for the progress view.
+    pub fn stage(&self, name: &str, targets: &[Target]) -> Stage {
+        let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, self.threads)).collect();
+        Stage::of(name, &schedule, &self.steps())
+    }
+
     /// The bursts to send on each target: every (route, N) that is not skipped.
     pub fn steps(&self) -> Vec<SweepStep> {
         let all = self.routes.iter().flat_map(|&route| {
-            self.concurrency
-                .iter()
-                .map(move |&n| SweepStep { route, n })
+            self.concurrency.iter().map(move |&n| SweepStep {
+                route,
+                n,
+                estimate: self.estimate(route, n),
+            })
         });
         all.filter(|step| self.skip_reason(step.route, step.n).is_none())
             .collect()
@@ -124,7 +142,14 @@ impl SweepPlan {
 pub struct SweepStep {
     pub route: WorkPath,
     pub n: usize,
+    /// What it should take: the burst's ideal where the plan knows it (else one sleep), and
+    /// [`CONNECT_COST`] per connection.
+    pub estimate: Duration,
 }
+
+/// What opening and closing one connection adds to a burst, roughly, for the progress view's
+/// estimates: tenths of a millisecond on loopback, which add up at N = 10,000.
+pub const CONNECT_COST: Duration = Duration::from_micros(200);
 
 impl Step for SweepStep {
     fn route(&self) -> WorkPath {
@@ -134,12 +159,26 @@ impl Step for SweepStep {
     fn describe(&self) -> String {
         self.to_string()
     }
+
+    fn estimate(&self, _threads: usize) -> Duration {
+        self.estimate
+    }
 }
 
 impl fmt::Display for SweepStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} N={}", self.route, self.n)
     }
+}
+
+/// Everything one sweep produced: `sweep.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepReport {
+    pub environment: Environment,
+    pub plan: SweepPlan,
+    pub command: String,
+    pub points: Vec<Point>,
+    pub failures: Vec<Failure>,
 }
 
 /// One measured burst of the sweep.
@@ -164,6 +203,27 @@ pub struct Point {
     pub confounders: Confounders,
 }
 
+/// The sweep from its first burst to its report, written into `out`.
+pub async fn sweep(
+    targets: &[Target],
+    plan: SweepPlan,
+    command: String,
+    out: &Path,
+    on: &mut impl FnMut(Event<'_, Point>),
+) -> Result<SweepReport, String> {
+    let environment = Environment::capture();
+    let Outcome { measured, failures } = run(targets, &plan, on).await;
+    let report = SweepReport {
+        environment,
+        plan,
+        command,
+        points: measured,
+        failures,
+    };
+    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    Ok(report)
+}
+
 /// Runs the sweep, target after target.
 pub async fn run(
     targets: &[Target],
@@ -181,11 +241,14 @@ pub async fn run(
     session::run_each(&schedule, &setup, &plan.steps(), on, measure).await
 }
 
-/// One point: a burst, no probe.
+/// One point: a burst, no probe. Its confounders are read around the firing alone: the
+/// connections made beforehand ([`Connect::Before`]) are no part of it.
 async fn measure(running: &Running, step: &SweepStep, connect: Connect) -> Point {
     let path = format!("{}{}", step.route.path(), running.query);
+    let (endpoint, n) = (&running.endpoint, step.n);
+    let prepared = burst::prepare(endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
     let meter = ConfounderMeter::start(running);
-    let burst = burst::fire(&running.endpoint, &path, step.n, REQUEST_TIMEOUT, connect).await;
+    let burst = prepared.fire().await;
     let confounders = meter.stop();
     let completions_ms = burst.completions_ms();
     Point {
@@ -258,10 +321,25 @@ mod tests {
     fn the_steps_leave_out_what_is_skipped() {
         let steps = SweepPlan::default().steps();
         assert_eq!(steps.len(), 3 * 5 - 1);
-        assert!(!steps.contains(&SweepStep {
-            route: BAD,
-            n: 10_000
-        }));
+        assert!(!(steps.iter()).any(|step| step.route == BAD && step.n == 10_000));
         assert_eq!(steps[0].to_string(), "/bad N=1");
+    }
+
+    #[test]
+    fn each_step_should_take_its_ideal_and_its_connections() {
+        let plan = SweepPlan {
+            blocking_threads: Some(40),
+            sleep_ms: 100,
+            ..SweepPlan::default()
+        };
+        let blocking = WorkPath::canonical(Route::OkBlocking);
+        let ideal_and_connects = |ms: u64, n: u32| Duration::from_millis(ms) + CONNECT_COST * n;
+        assert_eq!(plan.estimate(blocking, 41), ideal_and_connects(200, 41));
+        assert_eq!(plan.estimate(BAD, 10), ideal_and_connects(1_000, 10));
+        let unknown_pool = SweepPlan::default();
+        assert_eq!(
+            unknown_pool.estimate(blocking, 1),
+            ideal_and_connects(20, 1)
+        );
     }
 }

@@ -1,18 +1,17 @@
-//! Targets and process control: finding the server binaries, starting one on a free port,
-//! waiting for its readiness line, and stopping it by its own PID.
+//! Targets: which servers a run measures (the ones asked for, or the defaults, less a
+//! reference target that cannot run here), where their programs are, and how each is
+//! started; [`process`] runs one: starting it on a free port, waiting for its readiness
+//! line, and stopping it by its own PID.
+
+pub mod process;
 
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use demo_contract::variant::Variant;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};
-use tokio::process::{Child, Command};
 
 use crate::http::Endpoint;
+pub use process::{DROP_GRACE, READY_WITHIN, STOP_WITHIN, ServerProcess, StderrTail, TargetError};
 
 /// The five demo servers, in the order the comparison runs them.
 pub const SERVERS: [&str; 5] = [
@@ -29,20 +28,9 @@ pub const SERVERS: [&str; 5] = [
 /// with the command line of the demo servers.
 pub const REFERENCES: [&str; 2] = ["fastapi-asyncio", "fastapi-uvloop"];
 
-/// How long a spawned server may take to print its readiness line.
-pub const READY_WITHIN: Duration = Duration::from_secs(10);
-
 /// The same for a reference target: Python imports FastAPI first, which on two busy cores
 /// has taken more than 10 s.
 pub const REFERENCE_READY_WITHIN: Duration = Duration::from_secs(30);
-
-/// How long a server may take to exit after SIGTERM before it is killed: longer than the
-/// servers' own bound on a graceful stop.
-pub const STOP_WITHIN: Duration = Duration::from_secs(15);
-
-/// How long dropping a [`ServerProcess`] waits after SIGTERM before it kills the process.
-/// Short: a drop happens on an error path or an interruption, where nobody waits for results.
-pub const DROP_GRACE: Duration = Duration::from_secs(2);
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,33 +138,82 @@ pub fn default_reference_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/fastapi")
 }
 
-/// Why a target could not be measured.
-#[derive(Debug, thiserror::Error)]
-pub enum TargetError {
-    #[error(
-        "{name}: no binary at {path}; build the servers first (`cargo build --release --workspace`)"
-    )]
-    Missing { name: String, path: PathBuf },
-    #[error("{name}: cannot start {path}: {source}")]
-    Spawn {
-        name: String,
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{name}: exited with {status} before it was ready{stderr}")]
-    Exited {
-        name: String,
-        status: ExitStatus,
-        stderr: StderrTail,
-    },
-    #[error("{name}: printed no readiness line within {waited:?}{stderr}")]
-    NotReady {
-        name: String,
-        waited: Duration,
-        stderr: StderrTail,
-    },
-    #[error("{name}: its readiness line {line:?} is not `listening on http://HOST:PORT`")]
-    BadReadiness { name: String, line: String },
+/// The `--servers` value that names every server.
+pub const ALL: &str = "all";
+
+/// Every server the client can spawn: the demo servers, then the reference targets.
+pub fn all_servers() -> Vec<&'static str> {
+    SERVERS.into_iter().chain(REFERENCES).collect()
+}
+
+/// Where the servers to spawn are: the demo servers' binaries and the FastAPI reference app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folders {
+    pub bin_dir: PathBuf,
+    /// The reference app, with its `.venv`.
+    pub reference_dir: PathBuf,
+}
+
+impl Folders {
+    /// The folders given, each one not given where this repository's build puts it.
+    pub fn or_default(bin_dir: Option<PathBuf>, reference_dir: Option<PathBuf>) -> Folders {
+        Folders {
+            bin_dir: bin_dir.unwrap_or_else(default_bin_dir),
+            reference_dir: reference_dir.unwrap_or_else(default_reference_dir),
+        }
+    }
+}
+
+/// The servers to spawn: those `asked` for (every one for [`ALL`]), or `defaults` if none
+/// were, with a note for each default left out: a reference target whose venv is not set up
+/// (the Rust comparison never fails for want of Python). A server asked for by name that is
+/// missing is still a target: it fails at its turn, by name, and the others run.
+pub fn choose(
+    asked: &[String],
+    defaults: &[&str],
+    folders: &Folders,
+) -> (Vec<Target>, Vec<String>) {
+    let named = !asked.is_empty() && asked != [ALL];
+    let names: Vec<&str> = match asked {
+        [] => defaults.to_vec(),
+        [all] if all == ALL => all_servers(),
+        servers => servers.iter().map(String::as_str).collect(),
+    };
+    let mut targets = Vec::new();
+    let mut notes = Vec::new();
+    for name in names {
+        if !REFERENCES.contains(&name) {
+            targets.push(Target::server(name, &folders.bin_dir));
+            continue;
+        }
+        let python = reference_python(&folders.reference_dir);
+        if named || python.is_file() {
+            targets.push(Target::reference(name, &folders.reference_dir));
+        } else {
+            notes.push(format!(
+                "{name}: left out, no {} (reference/fastapi/setup.sh makes it)",
+                python.display()
+            ));
+        }
+    }
+    (targets, notes)
+}
+
+/// The comparison's targets: the servers `asked` for, or if none were, every server unless
+/// `externals` are given (then those alone); the spawned servers first, then `externals`.
+pub fn for_comparison(
+    asked: &[String],
+    folders: &Folders,
+    externals: Vec<Target>,
+) -> (Vec<Target>, Vec<String>) {
+    let defaults = if externals.is_empty() {
+        all_servers()
+    } else {
+        Vec::new()
+    };
+    let (mut targets, notes) = choose(asked, &defaults, folders);
+    targets.extend(externals);
+    (targets, notes)
 }
 
 /// Where the demo server binaries are by default: beside the running executable, in the
@@ -190,231 +227,59 @@ pub fn default_bin_dir() -> PathBuf {
     dir
 }
 
-/// The last lines a server wrote on stderr, to say why it failed.
-#[derive(Debug, Clone, Default)]
-pub struct StderrTail(Arc<Mutex<Vec<String>>>);
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl StderrTail {
-    const KEEP: usize = 20;
-
-    fn collect(&self, stderr: impl AsyncRead + Unpin + Send + 'static) {
-        let lines = self.0.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = reader.next_line().await {
-                let mut lines = lines.lock().unwrap_or_else(|poison| poison.into_inner());
-                if lines.len() == Self::KEEP {
-                    lines.remove(0);
-                }
-                lines.push(line);
-            }
-        });
-    }
-
-    pub fn lines(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .clone()
-    }
-}
-
-impl std::fmt::Display for StderrTail {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lines = self.lines();
-        if lines.is_empty() {
-            Ok(())
-        } else {
-            write!(f, "; its stderr ends:\n  {}", lines.join("\n  "))
-        }
-    }
-}
-
-/// A spawned server. Dropping it stops the process (SIGTERM, then SIGKILL after
-/// [`DROP_GRACE`]), so that no error path, panic, interruption or failed test leaves a server
-/// behind; [`ServerProcess::stop`] is the patient way.
-#[derive(Debug)]
-pub struct ServerProcess {
-    name: String,
-    child: Child,
-    endpoint: Endpoint,
-    stderr: StderrTail,
-}
-
-impl ServerProcess {
-    /// Starts `binary ARGS... --port 0` and waits up to [`READY_WITHIN`] for its readiness line.
-    pub async fn start(
-        name: &str,
-        binary: &Path,
-        args: &[String],
-    ) -> Result<ServerProcess, TargetError> {
-        Self::start_within(name, binary, args, READY_WITHIN).await
-    }
-
-    /// [`Self::start`] with another limit on the wait for the readiness line.
-    pub async fn start_within(
-        name: &str,
-        binary: &Path,
-        args: &[String],
-        ready_within: Duration,
-    ) -> Result<ServerProcess, TargetError> {
-        Self::spawn(name, binary, args, &[], ready_within).await
-    }
-
-    /// [`Self::start_within`] with variables `env` set for the server.
-    async fn spawn(
-        name: &str,
-        binary: &Path,
-        args: &[String],
-        env: &[(String, String)],
-        ready_within: Duration,
-    ) -> Result<ServerProcess, TargetError> {
-        let mut child = Command::new(binary)
-            .args(args)
-            .envs(env.iter().map(|(key, value)| (key, value)))
-            .args(["--port", "0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| TargetError::Spawn {
-                name: name.to_owned(),
-                path: binary.to_owned(),
-                source,
-            })?;
-        let stderr = StderrTail::default();
-        if let Some(pipe) = child.stderr.take() {
-            stderr.collect(pipe);
-        }
-        // On an error `child` is dropped, and `kill_on_drop` ends a server that printed no line.
-        let endpoint = read_readiness(&mut child, name, ready_within, &stderr).await?;
-        Ok(ServerProcess {
-            name: name.to_owned(),
-            child,
-            endpoint,
-            stderr,
-        })
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
-    }
-
-    pub fn pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-
-    /// What the server wrote on stderr lately.
-    pub fn stderr(&self) -> &StderrTail {
-        &self.stderr
-    }
-
-    /// `Some(status)` if the process has exited.
-    pub fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
-    }
-
-    /// Sends `signal` to this server's own PID.
-    pub fn signal(&self, signal: Signal) -> nix::Result<()> {
-        match self.child.id() {
-            Some(pid) => kill(Pid::from_raw(pid as i32), signal),
-            None => Ok(()), // already reaped
+    /// Folders where no reference app's venv is set up.
+    fn without_venv() -> Folders {
+        Folders {
+            bin_dir: PathBuf::from("/nonexistent/bin"),
+            reference_dir: PathBuf::from("/nonexistent/reference"),
         }
     }
 
-    /// Waits for the server to exit by itself (or after a signal sent with [`Self::signal`]).
-    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
-        self.child.wait().await
+    fn labels(targets: &[Target]) -> Vec<&str> {
+        targets.iter().map(Target::label).collect()
     }
 
-    /// Stops the server gracefully (SIGTERM), and kills it if it has not exited within
-    /// [`STOP_WITHIN`]. Returns its exit status.
-    pub async fn stop(mut self) -> std::io::Result<ExitStatus> {
-        self.stop_within(STOP_WITHIN).await
+    #[test]
+    fn nothing_asked_for_is_the_defaults_less_a_reference_without_its_venv() {
+        let (targets, notes) = choose(&[], &all_servers(), &without_venv());
+        assert_eq!(labels(&targets), SERVERS);
+        assert_eq!(notes.len(), REFERENCES.len(), "{notes:?}");
+        assert!(notes[0].starts_with("fastapi-asyncio: left out, no "));
     }
 
-    async fn stop_within(&mut self, grace: Duration) -> std::io::Result<ExitStatus> {
-        if let Some(status) = self.exited() {
-            return Ok(status);
-        }
-        self.signal(Signal::SIGTERM)?;
-        match tokio::time::timeout(grace, self.child.wait()).await {
-            Ok(status) => status,
-            Err(_) => {
-                eprintln!(
-                    "{}: still running {grace:?} after SIGTERM; killing it",
-                    self.name
-                );
-                self.child.kill().await?;
-                self.child.wait().await
-            }
-        }
+    #[test]
+    fn a_reference_asked_for_by_name_is_kept_and_fails_at_its_turn() {
+        let asked = ["demo-axum".to_owned(), "fastapi-uvloop".to_owned()];
+        let (targets, notes) = choose(&asked, &SERVERS, &without_venv());
+        assert_eq!(labels(&targets), ["demo-axum", "fastapi-uvloop"]);
+        assert!(notes.is_empty());
+        assert!(matches!(&targets[1], Target::Spawn { launcher, .. }
+            if launcher.program == Path::new("/nonexistent/reference/bin/fastapi-uvloop")));
     }
-}
 
-/// Waits up to `ready_within` for the readiness line on `child`'s stdout and reads the
-/// endpoint from it; then keeps draining stdout, so that a chatty server never blocks on a
-/// full pipe.
-async fn read_readiness(
-    child: &mut Child,
-    name: &str,
-    ready_within: Duration,
-    stderr: &StderrTail,
-) -> Result<Endpoint, TargetError> {
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut lines = BufReader::new(stdout).lines();
-    let first = tokio::time::timeout(ready_within, lines.next_line()).await;
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    let line = match first {
-        Ok(Ok(Some(line))) => line,
-        Ok(_) => {
-            let status = child.wait().await.unwrap_or_default();
-            // Give the stderr reader a moment to take the last words.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            return Err(TargetError::Exited {
-                name: name.to_owned(),
-                status,
-                stderr: stderr.clone(),
-            });
-        }
-        Err(_) => {
-            return Err(TargetError::NotReady {
-                name: name.to_owned(),
-                waited: ready_within,
-                stderr: stderr.clone(),
-            });
-        }
-    };
-    line.strip_prefix("listening on ")
-        .and_then(|url| Endpoint::parse(url).ok())
-        .ok_or_else(|| TargetError::BadReadiness {
-            name: name.to_owned(),
-            line: line.clone(),
-        })
-}
+    #[test]
+    fn all_is_every_server_but_a_reference_without_its_venv() {
+        let (targets, notes) = choose(&[ALL.to_owned()], &[], &without_venv());
+        assert_eq!(labels(&targets), SERVERS);
+        assert_eq!(notes.len(), REFERENCES.len());
+    }
 
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        if self.exited().is_some() || self.signal(Signal::SIGTERM).is_err() {
-            return;
-        }
-        let deadline = std::time::Instant::now() + DROP_GRACE;
-        while std::time::Instant::now() < deadline {
-            if self.exited().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        // `kill_on_drop` would do this too; doing it here says so.
-        eprintln!(
-            "{}: still running {DROP_GRACE:?} after SIGTERM; killing it",
-            self.name
-        );
-        let _ = self.child.start_kill();
+    #[test]
+    fn the_comparison_spawns_nothing_unasked_beside_an_external_target() {
+        let external = Target::External {
+            label: "x".into(),
+            endpoint: Endpoint::parse("http://127.0.0.1:9").unwrap(),
+        };
+        let (targets, _) = for_comparison(&[], &without_venv(), vec![external.clone()]);
+        assert_eq!(labels(&targets), ["x"]);
+        let asked = ["demo-actix".to_owned()];
+        let (targets, _) = for_comparison(&asked, &without_venv(), vec![external]);
+        assert_eq!(labels(&targets), ["demo-actix", "x"]);
+        let (targets, _) = for_comparison(&[], &without_venv(), Vec::new());
+        assert_eq!(labels(&targets), SERVERS);
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::burst::Burst;
 use crate::probe::{Ping, ProbeRecords};
-use crate::stats::millis;
+use crate::units::millis;
 
 /// Every request and ping of one case, in ms from the burst's first send (pings sent during
 /// the probes' head start have negative times).

@@ -24,7 +24,7 @@ async fn at_rest(target: Target) -> RestPoint {
     // The two rounds pooled into one point.
     assert_eq!(outcome.measured.len(), 1, "{:?}", outcome.measured);
     let point = outcome.measured.into_iter().next().expect("one point");
-    assert!(point.closed_loop.answered >= 20, "{point:?}");
+    assert!(point.closed_loop.samples >= 20, "{point:?}");
     point
 }
 

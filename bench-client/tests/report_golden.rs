@@ -130,6 +130,7 @@ fn report() -> Report {
         environment: Environment {
             date: "2026-12-02T12:00:00Z".into(),
             git_commit: "0123abc".into(),
+            code_stamp: "89abcdef01234567".into(),
             rustc: "rustc 1.95.0".into(),
             cpu: "Test CPU".into(),
             cores: 2,

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::http::{Connection, Endpoint, HttpError};
-use crate::stats::millis;
+use crate::units::millis;
 
 /// How long one ping may take before it counts as failed.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(10);
@@ -175,10 +175,24 @@ pub struct Probes {
 }
 
 /// What [`Probes::stop`] returns: a record per probe that ran.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProbeRecords {
     pub closed: Option<ProbeRecord>,
     pub open: Option<ProbeRecord>,
+}
+
+impl ProbeRecords {
+    /// Adds `more`'s records to these, probe by probe, as if each probe had sent all of its
+    /// pings in one run: for figures pooled over several runs.
+    pub fn append(&mut self, more: ProbeRecords) {
+        for (into, more) in [(&mut self.closed, more.closed), (&mut self.open, more.open)] {
+            match (into, more) {
+                (Some(record), Some(more)) => record.append(more),
+                (none @ None, more) => *none = more,
+                (Some(_), None) => {}
+            }
+        }
+    }
 }
 
 impl Probes {
@@ -239,4 +253,25 @@ async fn ping(
         Err(error) => Err(format!("{} after {latency_ms:.0} ms", error.describe())),
     };
     (result, latency_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_pooled_probe_by_probe() {
+        let mut pooled = ProbeRecords {
+            closed: Some(ProbeRecord::of([Ok(1.0)])),
+            open: None,
+        };
+        pooled.append(ProbeRecords {
+            closed: Some(ProbeRecord::of([Ok(2.0)])),
+            open: Some(ProbeRecord::of([Err("reset".to_owned())])),
+        });
+        pooled.append(ProbeRecords::default());
+        let closed = pooled.closed.expect("the closed loop's pings");
+        assert_eq!(closed.latencies_ms(), [1.0, 2.0]);
+        assert_eq!(pooled.open.expect("the open loop's").errors(), ["reset"]);
+    }
 }

@@ -43,7 +43,7 @@ use tokio::task::JoinHandle;
 use super::{Ping, ProbeRecord, ProbeTask, ping};
 use crate::cpu::this_thread_cpu_ms;
 use crate::http::{Connection, Endpoint};
-use crate::stats::millis;
+use crate::units::millis;
 
 /// How long before a send time the clock thread stops sleeping and spins. Linux wakes a
 /// sleeping thread up to its timer slack (50 µs by default) late, plus the scheduler's own

@@ -288,12 +288,22 @@ fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
         latency_range(&values(|o| o.max_ms)),
         latency_range(&values(|o| o.p99_send_lag_ms)),
     );
+    sentence.push_str(&open_loop_cost(&open));
+    sentence.push_str(&probes_gap(&open));
+    sentence.push('.');
+    Some(sentence)
+}
+
+/// What the open loop's threads cost per ping, and what the hypervisor took meanwhile, as
+/// the rest of the open-loop finding's sentence.
+fn open_loop_cost(open: &[(&Case, &OpenLoopStats)]) -> String {
+    let mut clause = String::new();
     let per_ping: Vec<f64> = open
         .iter()
         .filter_map(|(_, o)| Some(o.probe_cpu_ms? / o.scheduled.max(1) as f64))
         .collect();
     if !per_ping.is_empty() {
-        sentence.push_str(&format!(
+        clause.push_str(&format!(
             ", at a cost of {} ms of CPU per ping",
             latency_range(&per_ping)
         ));
@@ -303,11 +313,17 @@ fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
         .filter_map(|(case, _)| case.confounders.cpu?.steal_ms)
         .collect();
     if !steal.is_empty() {
-        sentence.push_str(&format!(
+        clause.push_str(&format!(
             " (the hypervisor took {} ms of the cores meanwhile)",
             range(&steal, 0)
         ));
     }
+    clause
+}
+
+/// How far the two probes' medians part where nothing blocked the pings, as the rest of
+/// the open-loop finding's sentence; nothing if no case ran concurrently.
+fn probes_gap(open: &[(&Case, &OpenLoopStats)]) -> String {
     // Where nothing blocked the pings, both probes time the same idle server: their medians
     // should agree, and how far they do not is the probes' own doing.
     let gaps: Vec<f64> = open
@@ -315,14 +331,13 @@ fn open_loop_finding(route: &str, cases: &[&Case]) -> Option<String> {
         .filter(|(case, _)| case.verdict == Verdict::Concurrent)
         .filter_map(|(case, o)| Some(o.p50_ms? - case.closed_loop.as_ref()?.p50_ms?))
         .collect();
-    if !gaps.is_empty() {
-        sentence.push_str(&format!(
-            "; where the requests ran concurrently, its p50 minus the closed loop's: {} ms",
-            signed_range(&gaps)
-        ));
+    if gaps.is_empty() {
+        return String::new();
     }
-    sentence.push('.');
-    Some(sentence)
+    format!(
+        "; where the requests ran concurrently, its p50 minus the closed loop's: {} ms",
+        signed_range(&gaps)
+    )
 }
 
 /// The targets of the cases that `keep` keeps.

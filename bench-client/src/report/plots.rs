@@ -253,7 +253,7 @@ mod tests {
         assert_eq!(series.len(), 2);
         assert_eq!(series[0].points, [(1.0, 20.0), (10.0, 200.0)]);
         assert!(sweep_series(&sweep, WorkPath::WORK[2]).is_empty());
-        let markdown = super::super::tables::sweep_markdown(&sweep);
+        let markdown = super::super::sweep_md::sweep_markdown(&sweep);
         assert!(
             markdown.contains("| a | 20 | 200 | - | - | skipped |"),
             "{markdown}"

@@ -148,15 +148,24 @@ fn failed_pings(cases: &[&Case]) -> (usize, usize, String) {
 /// Replaces what stands between [`BEGIN`] and [`END`] in the file at `path` with
 /// [`block`], atomically.
 pub fn refresh(report: &Report, path: &Path) -> std::io::Result<()> {
+    replace_block(path, (BEGIN, END), &block(report))
+}
+
+/// Replaces what stands between the markers `begin` and `end` in the file at `path` with
+/// `content`, atomically.
+pub fn replace_block(
+    path: &Path,
+    (begin, end): (&str, &str),
+    content: &str,
+) -> std::io::Result<()> {
     let text = std::fs::read_to_string(path)?;
-    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+    let (Some(from), Some(to)) = (text.find(begin), text.find(end)) else {
         return Err(std::io::Error::other(format!(
-            "{} has no {BEGIN} ... {END} block",
+            "{} has no {begin} ... {end} block",
             path.display()
         )));
     };
-    let head = &text[..begin + BEGIN.len()];
-    let tail = &text[end..];
-    let refreshed = format!("{head}\n{}{tail}", block(report));
-    write_atomically(path, refreshed.as_bytes())
+    let head = &text[..from + begin.len()];
+    let tail = &text[to..];
+    write_atomically(path, format!("{head}\n{content}{tail}").as_bytes())
 }

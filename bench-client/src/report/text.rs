@@ -1,6 +1,8 @@
 //! How figures and names are printed, the same in every table, finding and legend.
 
 use crate::bench::Case;
+use crate::burst::Connect;
+use crate::cpu::CpuUse;
 use crate::kernel::TcpCounters;
 use crate::stalls::StallsSeen;
 use crate::stats::Verdict;
@@ -22,6 +24,16 @@ pub fn with_failed(answered: usize, failed: usize) -> String {
     } else {
         format!("{answered} (+{failed} failed)")
     }
+}
+
+/// A figure rounded to a whole number ("12"), "-" for none.
+pub fn whole(value: Option<f64>) -> String {
+    value.map_or("-".to_owned(), |value| format!("{value:.0}"))
+}
+
+/// A wall time in ideals, the `× ideal` column: two decimals ("1.02"), "-" for none.
+pub fn times_ideal(value: Option<f64>) -> String {
+    value.map_or("-".to_owned(), |times| format!("{times:.2}"))
 }
 
 /// Table cells cannot hold a bare `|` (actix-web names its threads `actix-rt|system:0|...`).
@@ -91,6 +103,27 @@ pub fn where_it_ran(case: &Case) -> String {
     match &case.sleep_thread {
         Some(thread) => format!("{place}: {}", shorten(thread)),
         None => "not reported".to_owned(),
+    }
+}
+
+/// How a burst's connections were made, in a sentence's words.
+pub fn connect_text(connect: Connect) -> &'static str {
+    match connect {
+        Connect::During => "opened as each request is sent (the original client)",
+        Connect::Before => "all opened and accepted before the first request is written",
+    }
+}
+
+/// The client's and the server's CPU cells, the client's in bold where it used more.
+pub fn cpu_cells(cpu: Option<CpuUse>) -> String {
+    let Some(cpu) = cpu else {
+        return "- | -".to_owned();
+    };
+    let server = whole(cpu.server_ms);
+    if cpu.client_heavier() {
+        format!("**{:.0}** | {server}", cpu.client_ms)
+    } else {
+        format!("{:.0} | {server}", cpu.client_ms)
     }
 }
 

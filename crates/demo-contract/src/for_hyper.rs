@@ -108,42 +108,13 @@ pub async fn serve<H, I, T>(
     I: Read + Write + Unpin + Send + 'static,
     T: Timer + Clone + Send + Sync + 'static,
 {
-    enum Event<I> {
-        Connection(Option<io::Result<I>>),
-        Shutdown,
-    }
-
     let handlers = Arc::new(handlers);
     let graceful = GracefulShutdown::new();
     let mut incoming = pin!(incoming);
     let mut shutdown = pin!(shutdown);
-    loop {
-        let next = async { Event::Connection(incoming.next().await) };
-        let stop = async {
-            (&mut shutdown).await;
-            Event::Shutdown
-        };
-        let io = match future::or(stop, next).await {
-            Event::Connection(Some(Ok(io))) => io,
-            Event::Connection(Some(Err(error))) => {
-                eprintln!("{}: accept failed ({error}); going on", demo.stack.server);
-                timer.sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-            Event::Connection(None) | Event::Shutdown => break,
-        };
+    while let Some(io) = next_connection(&demo, &mut incoming, &mut shutdown, &timer).await {
         let handlers = handlers.clone();
-        let service = service_fn(move |req: Request<Incoming>| {
-            let handlers = handlers.clone();
-            // Routing is ours here: the path the route was matched at is its label.
-            let route = Route::from_path(req.uri().path());
-            let matched_path = route.map(|_| req.uri().path());
-            let label = demo.watch.label(req.method().as_str(), matched_path);
-            let response =
-                async move { Ok::<_, Infallible>(respond(&*handlers, &demo, route, &req).await) };
-            // Every poll of the response, handler included, is timed by the stall detector.
-            demo.watch.wrap(label, response)
-        });
+        let service = service_fn(move |req| watched_response(handlers.clone(), demo, req));
         let connection = http1::Builder::new()
             .timer(timer.clone())
             .serve_connection(io, service);
@@ -153,6 +124,56 @@ pub async fn serve<H, I, T>(
             let _ = connection.await;
         }));
     }
+    drain(graceful, &timer).await;
+}
+
+/// The next accepted connection, or `None` once `shutdown` completes or `incoming` ends. An
+/// accept error is logged, and the wait goes on after a pause of 50 ms.
+async fn next_connection<I>(
+    demo: &Demo,
+    incoming: &mut (impl Stream<Item = io::Result<I>> + Unpin),
+    shutdown: &mut (impl Future<Output = ()> + Unpin),
+    timer: &impl Timer,
+) -> Option<I> {
+    enum Event<I> {
+        Connection(Option<io::Result<I>>),
+        Shutdown,
+    }
+
+    loop {
+        let next = async { Event::Connection(incoming.next().await) };
+        let stop = async {
+            (&mut *shutdown).await;
+            Event::Shutdown
+        };
+        match future::or(stop, next).await {
+            Event::Connection(Some(Ok(io))) => return Some(io),
+            Event::Connection(Some(Err(error))) => {
+                eprintln!("{}: accept failed ({error}); going on", demo.stack.server);
+                timer.sleep(Duration::from_millis(50)).await;
+            }
+            Event::Connection(None) | Event::Shutdown => return None,
+        }
+    }
+}
+
+/// The response to one request, every poll of it (handler included) timed by the stall
+/// detector under the request's route.
+fn watched_response<H: Handlers>(
+    handlers: Arc<H>,
+    demo: Demo,
+    req: Request<Incoming>,
+) -> impl Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send + 'static {
+    // Routing is ours here: the path the route was matched at is its label.
+    let route = Route::from_path(req.uri().path());
+    let matched_path = route.map(|_| req.uri().path());
+    let label = demo.watch.label(req.method().as_str(), matched_path);
+    let response = async move { Ok(respond(&*handlers, &demo, route, &req).await) };
+    demo.watch.wrap(label, response)
+}
+
+/// Waits for the connections in flight to finish, up to [`SHUTDOWN_GRACE`].
+async fn drain(graceful: GracefulShutdown, timer: &impl Timer) {
     let drained = async {
         graceful.shutdown().await;
         true

@@ -1,4 +1,5 @@
-//! tokio glue, shared by `demo-axum`, `demo-actix` (actix-rt is tokio) and `demo-hyper-tokio`.
+//! tokio glue, shared by `demo-axum`, `demo-actix` (actix-rt is tokio) and `demo-hyper-tokio`,
+//! and the home of the at-rest variant [`TOKIO_REACTOR_ON_WORKER`] (in [`run`]).
 
 use std::future::{Future, IntoFuture};
 use std::io;
@@ -6,8 +7,55 @@ use std::io;
 use tokio::runtime::{Builder, Runtime};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
+use tokio::task::LocalSet;
 
-use crate::{Args, SHUTDOWN_GRACE};
+use crate::variant::TOKIO_REACTOR_ON_WORKER;
+use crate::{Args, Demo, SHUTDOWN_GRACE, Stack};
+
+/// Runs `server` to its end on the runtime the command line asks for ([`runtime`]), handing it
+/// the [`Demo`] that names that runtime and the way to spawn a task on it (`tokio::spawn`).
+///
+/// Or, with [`TOKIO_REACTOR_ON_WORKER`] requested, the at-rest variant: `server` and every task
+/// it spawns are polled on this thread, in a `LocalSet`, while epoll waits on the one worker of
+/// a `multi_thread` runtime. Each request's readiness then wakes the worker first, which wakes
+/// this thread: the hop async-io's reactor thread makes, added to tokio, with everything else
+/// unchanged.
+pub fn run<T, F>(
+    stack: &'static Stack,
+    args: &Args,
+    server: impl FnOnce(Demo, fn(T)) -> F,
+) -> io::Result<()>
+where
+    T: Future<Output = ()> + Send + 'static,
+    F: Future<Output = io::Result<()>>,
+{
+    if TOKIO_REACTOR_ON_WORKER.requested(args) {
+        return run_beside_the_reactor(stack, args, server);
+    }
+    let (runtime, flavour) = runtime(args)?;
+    let demo = Demo::new(stack, flavour, args);
+    runtime.block_on(server(demo, |task| drop(tokio::spawn(task))))
+}
+
+/// [`TOKIO_REACTOR_ON_WORKER`]: requests are polled by this thread's `block_on`, which never
+/// waits on epoll in a `multi_thread` runtime; the runtime's one worker does, and wakes this
+/// thread.
+fn run_beside_the_reactor<T, F>(
+    stack: &'static Stack,
+    args: &Args,
+    server: impl FnOnce(Demo, fn(T)) -> F,
+) -> io::Result<()>
+where
+    T: Future<Output = ()> + 'static,
+    F: Future<Output = io::Result<()>>,
+{
+    let runtime = workers(1, args)?;
+    let flavour = "tokio LocalSet on main, epoll on a multi_thread worker";
+    let demo = Demo::new(stack, flavour, args);
+    let on_main = LocalSet::new();
+    let spawn: fn(T) = |task| drop(tokio::task::spawn_local(task));
+    on_main.block_on(&runtime, server(demo, spawn))
+}
 
 /// The tokio runtime the command line asks for, and its label for `/ping`: for one reactor
 /// thread, the caller's thread alone (`current_thread`, like one uvicorn worker); above,

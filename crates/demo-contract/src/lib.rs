@@ -14,7 +14,8 @@
 //! - [`reactor`]: marking the threads that poll request futures, so that `on_reactor` is a fact
 //!   about the thread the sleep ran on, not a guess from the route's name;
 //! - [`RequestWatch`]: the stall detector every request future is wrapped with;
-//! - [`variant`]: the at-rest experiment's variants of two servers, and how each is selected.
+//! - [`variant`]: the at-rest experiment's variants of two servers, and how each is selected;
+//!   their arrangements are in `for_tokio::run` and `for_async_io::run_executor`.
 //!
 //! The `for_*` modules, each behind the feature of the same name, glue these to one stack.
 

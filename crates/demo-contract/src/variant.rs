@@ -1,6 +1,11 @@
 //! The at-rest experiment's server variants. A server started with `--threads 1` and its
 //! variant's variable set to `1` arranges its threads differently, so that the experiment can
 //! tell the cost of one thread waking another apart from everything else about a stack.
+//!
+//! Each variant is named here only; its arrangement lives beside its stack's stock one, in the
+//! function the server's `main` calls: [`TOKIO_REACTOR_ON_WORKER`] in `for_tokio::run`,
+//! [`SMOL_EXECUTOR_ON_MAIN`] in `for_async_io::run_executor`. The servers' `main.rs` never
+//! mention them.
 
 use crate::Args;
 

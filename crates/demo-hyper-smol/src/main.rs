@@ -1,9 +1,9 @@
 //! The demo routes on hyper 1 and smol 2.
 //!
 //! - Reactor: our own `smol::Executor`, run on `--threads` threads named `smol-executor-N`
-//!   (idle threads steal from busy ones). epoll itself runs in async-io, on its own
-//!   `async-io` thread (or inside a `block_on`): wake-ups still arrive while `/bad` sleeps, but
-//!   no executor thread is free to poll the woken tasks.
+//!   (`for_async_io::run_executor`; idle threads steal from busy ones). epoll itself runs in
+//!   async-io, on its own `async-io` thread (or inside a `block_on`): wake-ups still arrive
+//!   while `/bad` sleeps, but no executor thread is free to poll the woken tasks.
 //! - Offload: `smol::unblock`, the `blocking` crate's pool: up to 500 threads;
 //!   `--blocking-threads` sets that limit (`blocking::set_max_blocking_threads`, through
 //!   `for_async_io::size_blocking_pool`).
@@ -12,16 +12,11 @@
 //!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
-//! - A variant for the at-rest experiment ([`SMOL_EXECUTOR_ON_MAIN`]): with `--threads 1`,
-//!   no executor thread is spawned and the main thread runs the executor inside `block_on`,
-//!   which waits on epoll itself when it holds the reactor's lock. async-io's own thread keeps
-//!   competing for that lock (its `main_loop` in `driver.rs`), so some requests still arrive
-//!   through that thread.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use demo_contract::for_hyper::{self, Handlers};
-use demo_contract::variant::SMOL_EXECUTOR_ON_MAIN;
 use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu, for_async_io};
 use smol::net::TcpListener;
 use smol::stream::StreamExt as _;
@@ -98,32 +93,17 @@ impl Handlers for HyperSmol {
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     for_async_io::size_blocking_pool(args.blocking_threads);
-    let on_main = SMOL_EXECUTOR_ON_MAIN.requested(&args);
-    let runtime = if on_main {
-        "smol Executor on the main thread's block_on"
-    } else {
-        "smol Executor"
-    };
-    let demo = Demo::new(&STACK, runtime, &args);
-    for n in 0..if on_main { 0 } else { args.threads } {
-        std::thread::Builder::new()
-            .name(format!("smol-executor-{n}"))
-            .spawn(|| smol::block_on(EXECUTOR.run(future::pending::<()>())))?;
-    }
+    let addr = args.addr();
+    for_async_io::run_executor(&EXECUTOR, &STACK, &args, |demo| serve(demo, addr))
+}
 
-    let server = EXECUTOR.spawn(async move {
-        let listener = TcpListener::try_from(demo_contract::listen(args.addr())?)?;
-        let stop = for_async_io::shutdown_signal()?;
-        demo.announce(listener.local_addr()?);
-        let incoming = listener.incoming().map(|stream| stream.map(FuturesIo::new));
-        let spawn = |task| EXECUTOR.spawn(task).detach();
-        for_hyper::serve(HyperSmol, demo, incoming, spawn, SmolTimer::new(), stop).await;
-        Ok(())
-    });
-    if on_main {
-        smol::block_on(EXECUTOR.run(server))
-    } else {
-        // This thread only waits: accepting and serving both run on the executor's threads.
-        smol::block_on(server)
-    }
+/// Accepts connections and serves each as a task on [`EXECUTOR`], until SIGINT or SIGTERM.
+async fn serve(demo: Demo, addr: SocketAddr) -> std::io::Result<()> {
+    let listener = TcpListener::try_from(demo_contract::listen(addr)?)?;
+    let stop = for_async_io::shutdown_signal()?;
+    demo.announce(listener.local_addr()?);
+    let incoming = listener.incoming().map(|stream| stream.map(FuturesIo::new));
+    let spawn = |task| EXECUTOR.spawn(task).detach();
+    for_hyper::serve(HyperSmol, demo, incoming, spawn, SmolTimer::new(), stop).await;
+    Ok(())
 }

@@ -11,18 +11,13 @@
 //!   on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
-//! - A variant for the at-rest experiment ([`TOKIO_REACTOR_ON_WORKER`]): with `--threads 1`,
-//!   every request is polled on the main thread in a `LocalSet`, while epoll waits on the one
-//!   worker thread of a `multi_thread` runtime. Each request's readiness then wakes the worker
-//!   first, which wakes the main thread: the hop async-io's reactor thread makes, added to
-//!   tokio, with everything else unchanged.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use demo_contract::for_hyper::{self, Handlers, Task};
 use demo_contract::for_tokio::{self, Shutdown};
-use demo_contract::variant::TOKIO_REACTOR_ON_WORKER;
-use demo_contract::{Args, CpuWork, Demo, Pong, Route, Stack, Work, cpu};
+use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
@@ -95,28 +90,13 @@ impl Handlers for HyperTokio {
 
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
-    if TOKIO_REACTOR_ON_WORKER.requested(&args) {
-        return main_beside_the_reactor(args);
-    }
-    let (runtime, flavour) = for_tokio::runtime(&args)?;
-    let demo = Demo::new(&STACK, flavour, &args);
-    runtime.block_on(serve(demo, args, |task| drop(tokio::spawn(task))))
-}
-
-/// The at-rest variant: requests are polled by this thread's `block_on`, which never waits on
-/// epoll in a `multi_thread` runtime; the runtime's one worker does, and wakes this thread.
-fn main_beside_the_reactor(args: Args) -> std::io::Result<()> {
-    let runtime = for_tokio::workers(1, &args)?;
-    let flavour = "tokio LocalSet on main, epoll on a multi_thread worker";
-    let demo = Demo::new(&STACK, flavour, &args);
-    let on_main = tokio::task::LocalSet::new();
-    let spawn = |task| drop(tokio::task::spawn_local(task));
-    on_main.block_on(&runtime, serve(demo, args, spawn))
+    let addr = args.addr();
+    for_tokio::run(&STACK, &args, |demo, spawn| serve(demo, addr, spawn))
 }
 
 /// Accepts connections and serves each as a task handed to `spawn`, until SIGINT or SIGTERM.
-async fn serve(demo: Demo, args: Args, spawn: impl Fn(Task)) -> std::io::Result<()> {
-    let listener = TcpListener::from_std(demo_contract::listen(args.addr())?)?;
+async fn serve(demo: Demo, addr: SocketAddr, spawn: fn(Task)) -> std::io::Result<()> {
+    let listener = TcpListener::from_std(demo_contract::listen(addr)?)?;
     let stop = Shutdown::on_signal()?;
     demo.announce(listener.local_addr()?);
     let incoming = futures_lite::stream::poll_fn(|cx| {

@@ -44,18 +44,28 @@ pub struct Report<'a> {
     pub rows: &'a [Row],
 }
 
-/// The whole Markdown file.
+/// The whole Markdown file: what it is, then one section per heading.
 pub fn render(report: &Report<'_>) -> String {
-    let mut out = String::new();
-    out.push_str(
-        "# The price of offloading\n\n\
-         What one trip to the blocking pool and back costs on each runtime the demo servers \
-         use, beside two baselines: awaiting an already-ready future, and a zero-length timer. \
-         Written by `scripts/offload-cost.sh` from criterion's own output files; rerun it \
-         rather than edit the figures.\n\n\
-         ## Environment\n\n",
-    );
-    out.push_str(report.environment);
+    [
+        INTRODUCTION.to_owned(),
+        environment(report),
+        how_it_was_measured(report.criterion_dir),
+        results(report.rows),
+        READING_NOTES.to_owned(),
+    ]
+    .concat()
+}
+
+/// The title and what the file is.
+const INTRODUCTION: &str = "# The price of offloading\n\n\
+    What one trip to the blocking pool and back costs on each runtime the demo servers use, \
+    beside two baselines: awaiting an already-ready future, and a zero-length timer. Written \
+    by `scripts/offload-cost.sh` from criterion's own output files; rerun it rather than edit \
+    the figures.\n\n";
+
+/// `## Environment`: the machine and build, and the load right after the run.
+fn environment(report: &Report<'_>) -> String {
+    let mut out = format!("## Environment\n\n{}", report.environment);
     if let Some(load) = report.load_average {
         let _ = writeln!(
             out,
@@ -63,12 +73,15 @@ pub fn render(report: &Report<'_>) -> String {
              count in it; far above the core count means other work shared the CPU)"
         );
     }
+    out
+}
 
-    out.push_str("\n## How it was measured\n\n");
-    out.push_str(
-        "- Each runtime gets one reactor thread, set up as its demo server sets it up with \
-         `--threads 1`:\n",
-    );
+/// `## How it was measured`: each runtime's setup, what is timed, and criterion's settings.
+fn how_it_was_measured(criterion_dir: &str) -> String {
+    let mut out = "\n## How it was measured\n\n\
+        - Each runtime gets one reactor thread, set up as its demo server sets it up with \
+        `--threads 1`:\n"
+        .to_owned();
     for runtime in Runtime::ALL {
         let _ = writeln!(
             out,
@@ -88,29 +101,28 @@ pub fn render(report: &Report<'_>) -> String {
          warm-up leaves the pool with idle threads, and the in-flight case starts all {IN_FLIGHT} \
          offloads before it awaits the first.\n\
          - criterion: {warm_up} s warm-up, {measurement} s measurement, {samples} samples per \
-         benchmark. Raw data: `{dir}/<case>/<runtime>/new/`.\n",
+         benchmark. Raw data: `{criterion_dir}/<case>/<runtime>/new/`.\n",
         warm_up = SETTINGS.warm_up.as_secs_f64(),
         measurement = SETTINGS.measurement.as_secs_f64(),
         samples = SETTINGS.sample_size,
-        dir = report.criterion_dir,
     );
+    out
+}
 
-    let level = report
-        .rows
+/// `## Results`: how to read a cell, then the table.
+fn results(rows: &[Row]) -> String {
+    let level = rows
         .first()
         .and_then(|row| row.medians.first())
         .map_or(0.95, |median| median.confidence_interval.confidence_level);
-    let _ = write!(
-        out,
+    format!(
         "\n## Results\n\n\
          Median time per iteration; in brackets, criterion's {:.0} % confidence interval of \
          that median. \"per offload\" is the {IN_FLIGHT}-in-flight median divided by \
-         {IN_FLIGHT}.\n\n",
-        level * 100.0
-    );
-    out.push_str(&table(report.rows));
-    out.push_str(READING_NOTES);
-    out
+         {IN_FLIGHT}.\n\n{}",
+        level * 100.0,
+        table(rows),
+    )
 }
 
 /// What the figures do not say by themselves: facts from the runtimes' sources, no numbers.
