@@ -10,6 +10,7 @@ use crate::bench::{self, HEAD_START, Plan};
 use crate::burst::Connect;
 use crate::http::Endpoint;
 use crate::probe::ProbeChoice;
+use crate::race::{self, RacePlan};
 use crate::rest::RestPlan;
 use crate::sweep::{self, SweepPlan};
 use crate::target::{self, Folders, Target};
@@ -127,6 +128,10 @@ pub enum Command {
     /// it) at pauses of 0, 1, 5, 10 and 50 ms (both probes), and each server thread's wake-ups
     /// per request
     Rest(RestArgs),
+    /// The health check's race: the /bad case repeated --trials times per server and connect
+    /// mode, each trial on fresh connections, counting in how many the original's pinger got
+    /// in between every sleep, got in somewhere, or waited behind every queued request
+    Race(RaceArgs),
     /// Redraws a comparison's RESULTS.md and plots from its results.json, measuring nothing:
     /// for a change of format or figure, not of figures
     Redraw(RedrawArgs),
@@ -135,6 +140,45 @@ pub enum Command {
     /// each one's command to run it alone is listed too. Run from the repository's root
     /// (scripts/run.sh does, after building)
     All,
+}
+
+/// `bench-client race`.
+#[derive(Debug, clap::Args)]
+pub struct RaceArgs {
+    #[command(flatten)]
+    pub spawn: ServerArgs,
+
+    /// Trials per server and connect mode
+    #[arg(long, default_value_t = race::defaults::TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub trials: usize,
+
+    /// Sleep of each /bad request, in milliseconds
+    #[arg(long, default_value_t = race::defaults::SLEEP_MS, value_parser = sleep_ms())]
+    pub sleep_ms: u64,
+
+    /// Concurrent /bad requests per trial
+    #[arg(short = 'n', long, default_value_t = race::defaults::CONCURRENCY, value_parser = concurrency())]
+    pub concurrency: usize,
+
+    /// The connect modes, comma-separated, each in turn (see the comparison's --connect)
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Connect::During, Connect::Before])]
+    pub connect: Vec<Connect>,
+
+    /// Folder for RACE.md and race.json
+    #[arg(long, default_value = "results/race")]
+    pub out: PathBuf,
+}
+
+impl RaceArgs {
+    pub fn plan(&self) -> RacePlan {
+        RacePlan {
+            trials: self.trials,
+            sleep_ms: self.sleep_ms,
+            concurrency: self.concurrency,
+            ping_every_ms: bench::defaults::PING_EVERY_MS,
+            connects: self.connect.clone(),
+        }
+    }
 }
 
 /// `bench-client redraw`.

@@ -10,8 +10,8 @@ use crate::cli::{Cli, Command, RedrawArgs, RestArgs};
 use crate::progress::{Progress, Stage};
 use crate::report::{self, Report};
 use crate::session::Event;
-use crate::target::{self, SERVERS, Target};
-use crate::{bench, rest, sweep};
+use crate::target::{self, SERVERS, Target, all_servers};
+use crate::{bench, race, rest, sweep};
 
 /// What a command that ran left behind.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +31,10 @@ pub fn stage(cli: &Cli, name: &str) -> Option<Stage> {
             Some(args.plan().stage(name, &args.spawn.targets(&SERVERS).0))
         }
         Some(Command::Rest(args)) => Some(args.plan().stage(name, &rest_targets(args))),
+        Some(Command::Race(args)) => Some(
+            args.plan()
+                .stage(name, &args.spawn.targets(&all_servers()).0),
+        ),
         Some(Command::Redraw(_) | Command::All) => None,
     }
 }
@@ -41,6 +45,7 @@ pub fn title(cli: &Cli) -> &'static str {
         None => "the comparison",
         Some(Command::Sweep(_)) => "the sweep",
         Some(Command::Rest(_)) => "at rest",
+        Some(Command::Race(_)) => "the race",
         Some(Command::Redraw(_)) => "redraw",
         Some(Command::All) => "the main job",
     }
@@ -73,6 +78,16 @@ pub async fn run(
             Ok(ran(
                 &args.out,
                 "REST.md and rest.json",
+                report.failures.len(),
+            ))
+        }
+        Some(Command::Race(args)) => {
+            let targets = args.spawn.targets(&all_servers()).0;
+            let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+            let report = race::race(&targets, args.plan(), command, &args.out, on).await?;
+            Ok(ran(
+                &args.out,
+                "RACE.md and race.json",
                 report.failures.len(),
             ))
         }

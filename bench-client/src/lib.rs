@@ -16,6 +16,7 @@
 //! - [`bench`]: the comparison, the original experiment; [`sweep`]: the concurrency sweep;
 //! - [`command`]: one command of the command line, run; [`job`]: the main job, every
 //!   experiment in turn; [`progress`]: the view of where a run is and when it ends;
+//! - [`race`]: the `/bad` case repeated, to count whether the health check gets in;
 //! - [`stalls`]: what a server's own stall detector reported during each case;
 //! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
 //! - [`stats`]: percentiles, summaries and verdicts, derived in one place;
@@ -38,6 +39,7 @@ pub mod kernel;
 pub mod plot;
 pub mod probe;
 pub mod progress;
+pub mod race;
 pub mod report;
 pub mod rest;
 pub mod session;

@@ -6,6 +6,7 @@
 //! - [`results_md`]: `RESULTS.md`, the comparison's tables;
 //! - [`sweep_md`]: `SWEEP.md`, the sweep's tables;
 //! - [`rest_md`]: `REST.md`, the at-rest table;
+//! - [`race_md`]: `RACE.md`, the health check's race over repeated trials;
 //! - [`sections`]: the sections those three documents share (heading, failures);
 //! - [`findings`]: plain sentences read from the figures;
 //! - [`readme`]: the README's results block;
@@ -16,6 +17,7 @@
 pub mod files;
 pub mod findings;
 pub mod plots;
+pub mod race_md;
 pub mod readme;
 pub mod rest_md;
 pub mod results_md;
@@ -27,9 +29,21 @@ pub mod text;
 use std::path::Path;
 
 pub use crate::bench::{Report, Timing};
+pub use crate::race::RaceReport;
 pub use crate::rest::RestReport;
 pub use crate::sweep::SweepReport;
 pub use files::write_atomically;
+
+impl RaceReport {
+    /// Writes `RACE.md` and `race.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let outputs = [
+            ("race.json".to_owned(), files::json(self)),
+            ("RACE.md".to_owned(), race_md::race_markdown(self)),
+        ];
+        files::write_all(dir, &outputs)
+    }
+}
 
 impl RestReport {
     /// Writes `REST.md` and `rest.json` into `dir`.
