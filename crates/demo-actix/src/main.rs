@@ -16,6 +16,7 @@
 use actix_web::{App, HttpServer, web};
 use demo_contract::for_actix::{self, get, unmatched, watch_request};
 use demo_contract::for_tokio::Shutdown;
+use demo_contract::variant::ACTIX_REQUEST_TIMEOUT_OFF;
 use demo_contract::{CpuWork, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Stack, Work, cpu};
 
 static STACK: Stack = Stack {
@@ -105,6 +106,9 @@ fn main() -> std::io::Result<()> {
         // the graceful stop as every server here does (actix-web's own default is 30 s).
         .disable_signals()
         .shutdown_timeout(SHUTDOWN_GRACE.as_secs());
+        if ACTIX_REQUEST_TIMEOUT_OFF.requested(&args) {
+            server = server.client_request_timeout(std::time::Duration::ZERO);
+        }
         if let Some(pool) = args.blocking_threads {
             server = server.worker_max_blocking_threads(pool);
         }

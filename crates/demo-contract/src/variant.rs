@@ -39,6 +39,15 @@ pub const TOKIO_REACTOR_ON_WORKER: Variant = Variant {
             wakes the main thread, the hop async-io's reactor thread makes, added to tokio",
 };
 
+/// demo-actix with actix-http's `client_request_timeout` off (`about` says what changes).
+pub const ACTIX_REQUEST_TIMEOUT_OFF: Variant = Variant {
+    server: "demo-actix",
+    variable: "DEMO_ACTIX_REQUEST_TIMEOUT_OFF",
+    label: "demo-actix (client_request_timeout off)",
+    about: "actix-http's client_request_timeout set to 0: a new connection has no deadline \
+            for its first request's head, so no 408 whatever the worker's cached clock says",
+};
+
 /// Every variant, in the order the at-rest experiment runs them.
 pub const VARIANTS: [Variant; 2] = [TOKIO_REACTOR_ON_WORKER, SMOL_EXECUTOR_ON_MAIN];
 
