@@ -9,7 +9,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 use tokio::task::LocalSet;
 
-use crate::variant::TOKIO_REACTOR_ON_WORKER;
+use crate::variant::{TOKIO_EVENT_INTERVAL_1, TOKIO_REACTOR_ON_WORKER};
 use crate::{Args, Demo, SHUTDOWN_GRACE, Stack};
 
 /// Runs `server` to its end on the runtime the command line asks for ([`runtime`]), handing it
@@ -83,6 +83,9 @@ pub fn workers(count: usize, args: &Args) -> io::Result<Runtime> {
 fn build(mut builder: Builder, args: &Args) -> io::Result<Runtime> {
     if let Some(pool) = args.blocking_threads {
         builder.max_blocking_threads(pool);
+    }
+    if TOKIO_EVENT_INTERVAL_1.requested(args) {
+        builder.event_interval(1);
     }
     builder.enable_all().build()
 }

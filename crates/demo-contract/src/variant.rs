@@ -48,6 +48,16 @@ pub const ACTIX_REQUEST_TIMEOUT_OFF: Variant = Variant {
             for its first request's head, so no 408 whatever the worker's cached clock says",
 };
 
+/// A tokio server polling its I/O driver after every task (`about` says what changes).
+pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
+    server: "demo-hyper-tokio",
+    variable: "DEMO_TOKIO_EVENT_INTERVAL_1",
+    label: "demo-hyper-tokio (event_interval 1)",
+    about: "tokio's Builder::event_interval(1): the scheduler polls the I/O driver after \
+            every task instead of every 61, so readiness of other sockets is seen between \
+            two handlers",
+};
+
 /// Every variant, in the order the at-rest experiment runs them.
 pub const VARIANTS: [Variant; 2] = [TOKIO_REACTOR_ON_WORKER, SMOL_EXECUTOR_ON_MAIN];
 
