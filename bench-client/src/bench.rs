@@ -72,6 +72,7 @@ impl Plan {
             sleep_ms: self.sleep_ms,
             blocking_threads: self.blocking_threads,
             stall_ms: self.stall_ms,
+            ..ServerSetup::default()
         }
     }
 }

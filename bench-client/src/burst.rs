@@ -117,13 +117,19 @@ impl Burst {
 
     /// The distinct reasons of the failed requests, each with its count.
     pub fn errors(&self) -> Vec<ErrorCount> {
+        ErrorCount::count_all(self.replies.iter().filter_map(|reply| match reply {
+            Ok(reply) if reply.status == 200 => None,
+            Ok(reply) => Some(format!("status {}", reply.status)),
+            Err(error) => Some(error.describe()),
+        }))
+    }
+}
+
+impl ErrorCount {
+    /// Each distinct reason of `reasons` with how often it came, in the order first seen.
+    pub fn count_all(reasons: impl IntoIterator<Item = String>) -> Vec<ErrorCount> {
         let mut counts: Vec<ErrorCount> = Vec::new();
-        for reply in &self.replies {
-            let reason = match reply {
-                Ok(reply) if reply.status == 200 => continue,
-                Ok(reply) => format!("status {}", reply.status),
-                Err(error) => error.describe(),
-            };
+        for reason in reasons {
             match counts.iter_mut().find(|known| known.reason == reason) {
                 Some(known) => known.count += 1,
                 None => counts.push(ErrorCount { reason, count: 1 }),
@@ -259,7 +265,7 @@ async fn one(
 /// established on its side and its listen queue is empty; on Linux, where the kernel shows
 /// both). A connection that failed is `None`: its request opens a new one, and fails on its
 /// own if the server is gone.
-async fn connect_all(peer: &Arc<Peer>, port: u16, n: usize) -> Vec<Option<TcpStream>> {
+pub async fn connect_all(peer: &Arc<Peer>, port: u16, n: usize) -> Vec<Option<TcpStream>> {
     let permits = Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT));
     let mut connections = Vec::with_capacity(n);
     while connections.len() < n {

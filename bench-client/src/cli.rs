@@ -6,6 +6,7 @@ use clap::Parser;
 use clap::builder::RangedU64ValueParser;
 use demo_contract::MAX_SLEEP_MS;
 
+use crate::arrival::{self, ArrivalPlan, Point};
 use crate::bench::{self, HEAD_START, Plan};
 use crate::burst::Connect;
 use crate::http::Endpoint;
@@ -130,7 +131,10 @@ pub enum Command {
     Rest(RestArgs),
     /// The health check's race: the /bad case repeated --trials times per server and connect
     /// mode, each trial on fresh connections, counting in how many the original's pinger got
-    /// in between every sleep, got in somewhere, or waited behind every queued request
+    /// in between every sleep, got in somewhere, or waited behind every queued request; then
+    /// one ping sent at each of --points, --arrival-trials times, placed among the burst by
+    /// the server's own record of events; then, on the servers that have one, each variant
+    /// that tests a mechanism against its stock server
     Race(RaceArgs),
     /// Redraws a comparison's RESULTS.md and plots from its results.json, measuring nothing:
     /// for a change of format or figure, not of figures
@@ -164,7 +168,23 @@ pub struct RaceArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Connect::During, Connect::Before])]
     pub connect: Vec<Connect>,
 
-    /// Folder for RACE.md and race.json
+    /// Trials per server and point of arrival; 0 leaves the arrival out
+    #[arg(long, default_value_t = arrival::defaults::TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(0..=1000))]
+    pub arrival_trials: usize,
+
+    /// Sleep of each /bad request in the trials with the ping's arrival controlled
+    #[arg(long, default_value_t = arrival::defaults::SLEEP_MS, value_parser = sleep_ms())]
+    pub arrival_sleep_ms: u64,
+
+    /// The points of arrival, comma-separated
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Point::ALL)]
+    pub points: Vec<Point>,
+
+    /// Leaves out the runs of the variants that change one mechanism each
+    #[arg(long)]
+    pub no_flips: bool,
+
+    /// Folder for RACE.md, race.json and the plot
     #[arg(long, default_value = "results/race")]
     pub out: PathBuf,
 }
@@ -177,6 +197,12 @@ impl RaceArgs {
             concurrency: self.concurrency,
             ping_every_ms: bench::defaults::PING_EVERY_MS,
             connects: self.connect.clone(),
+            arrival: ArrivalPlan {
+                trials: self.arrival_trials,
+                sleep_ms: self.arrival_sleep_ms,
+                concurrency: self.concurrency,
+                points: self.points.clone(),
+            },
         }
     }
 }

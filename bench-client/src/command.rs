@@ -6,8 +6,9 @@ use std::path::Path;
 
 use demo_contract::variant::VARIANTS;
 
-use crate::cli::{Cli, Command, RedrawArgs, RestArgs};
+use crate::cli::{Cli, Command, RaceArgs, RedrawArgs, RestArgs};
 use crate::progress::{Progress, Stage};
+use crate::race::FlipRun;
 use crate::report::{self, Report};
 use crate::session::Event;
 use crate::target::{self, SERVERS, Target, all_servers};
@@ -31,10 +32,10 @@ pub fn stage(cli: &Cli, name: &str) -> Option<Stage> {
             Some(args.plan().stage(name, &args.spawn.targets(&SERVERS).0))
         }
         Some(Command::Rest(args)) => Some(args.plan().stage(name, &rest_targets(args))),
-        Some(Command::Race(args)) => Some(
-            args.plan()
-                .stage(name, &args.spawn.targets(&all_servers()).0),
-        ),
+        Some(Command::Race(args)) => {
+            let (targets, flips) = race_targets(args);
+            Some(args.plan().stage(name, &targets, &flips))
+        }
         Some(Command::Redraw(_) | Command::All) => None,
     }
 }
@@ -82,12 +83,13 @@ pub async fn run(
             ))
         }
         Some(Command::Race(args)) => {
-            let targets = args.spawn.targets(&all_servers()).0;
+            let (targets, flips) = race_targets(args);
             let on = &mut |event: Event<'_, _>| progress.on_event(&event);
-            let report = race::race(&targets, args.plan(), command, &args.out, on).await?;
+            let plan = args.plan();
+            let report = race::race(&targets, &flips, plan, command, &args.out, on).await?;
             Ok(ran(
                 &args.out,
-                "RACE.md and race.json",
+                "RACE.md, race.json and the plot",
                 report.failures.len(),
             ))
         }
@@ -158,6 +160,17 @@ fn rest_targets(args: &RestArgs) -> Vec<Target> {
         );
     }
     targets
+}
+
+/// The race's targets, and its flips on those of them that have a variant.
+fn race_targets(args: &RaceArgs) -> (Vec<Target>, Vec<FlipRun>) {
+    let targets = args.spawn.targets(&all_servers()).0;
+    let bin_dir = (args.spawn.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
+    let flips = match args.no_flips {
+        true => Vec::new(),
+        false => race::flip_runs(&targets, &bin_dir),
+    };
+    (targets, flips)
 }
 
 fn ran(out: &Path, what: &str, failures: usize) -> Ran {

@@ -48,7 +48,7 @@ pub enum Run {
 }
 
 /// The main job, in order.
-pub const MAIN_JOB: [Experiment; 13] = [
+pub const MAIN_JOB: [Experiment; 15] = [
     Experiment {
         name: "the comparison (results/, README.md's block)",
         run: Run::Command(&["--readme", README]),
@@ -56,6 +56,29 @@ pub const MAIN_JOB: [Experiment; 13] = [
     Experiment {
         name: "connect before (results/connect-before/)",
         run: Run::Command(&["--connect", "before", "--out", "results/connect-before"]),
+    },
+    Experiment {
+        name: "the health check's race (results/race/)",
+        run: Run::Command(&["race", "--servers", "all", "--out", "results/race"]),
+    },
+    Experiment {
+        name: "the race at 500 ms (results/race-500ms/)",
+        run: Run::Command(&[
+            "race",
+            "--servers",
+            "all",
+            "--sleep-ms",
+            "500",
+            "--trials",
+            "3",
+            "--connect",
+            "during",
+            "--arrival-trials",
+            "0",
+            "--no-flips",
+            "--out",
+            "results/race-500ms",
+        ]),
     },
     Experiment {
         name: "the thread matrix (results/threads/)",

@@ -16,7 +16,8 @@
 //! - [`bench`]: the comparison, the original experiment; [`sweep`]: the concurrency sweep;
 //! - [`command`]: one command of the command line, run; [`job`]: the main job, every
 //!   experiment in turn; [`progress`]: the view of where a run is and when it ends;
-//! - [`race`]: the `/bad` case repeated, to count whether the health check gets in;
+//! - [`race`]: the `/bad` case repeated, to count whether the health check gets in, and
+//!   [`arrival`]: the same with the ping sent at chosen points of the burst;
 //! - [`stalls`]: what a server's own stall detector reported during each case;
 //! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
 //! - [`stats`]: percentiles, summaries and verdicts, derived in one place;
@@ -27,6 +28,7 @@
 //! - [`work`]: a work route as asked for, alias and all;
 //! - [`cli`]: the command line.
 
+pub mod arrival;
 pub mod bench;
 pub mod burst;
 pub mod cli;

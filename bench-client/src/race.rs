@@ -17,10 +17,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use demo_contract::Route;
+use demo_contract::variant::{ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1, Variant};
 use serde::{Deserialize, Serialize};
 
+use crate::arrival::{self, ArrivalPlan, ArrivalTally, ArrivalTrial};
 use crate::bench::{self, Case, HEAD_START, Plan};
-use crate::burst::Connect;
+use crate::burst::{Connect, ErrorCount};
 use crate::environment::Environment;
 use crate::probe::ProbeChoice;
 use crate::progress::Stage;
@@ -52,6 +54,8 @@ pub struct RacePlan {
     pub ping_every_ms: u64,
     /// Each connect mode in turn, every target at each.
     pub connects: Vec<Connect>,
+    /// The trials with the ping's arrival controlled.
+    pub arrival: ArrivalPlan,
 }
 
 impl Default for RacePlan {
@@ -62,6 +66,12 @@ impl Default for RacePlan {
             concurrency: defaults::CONCURRENCY,
             ping_every_ms: bench::defaults::PING_EVERY_MS,
             connects: vec![Connect::During, Connect::Before],
+            arrival: ArrivalPlan {
+                trials: arrival::defaults::TRIALS,
+                sleep_ms: arrival::defaults::SLEEP_MS,
+                concurrency: defaults::CONCURRENCY,
+                points: arrival::Point::ALL.to_vec(),
+            },
         }
     }
 }
@@ -94,18 +104,102 @@ impl RacePlan {
             .collect()
     }
 
-    /// The plan on `targets`, for the progress view.
-    pub fn stage(&self, name: &str, targets: &[Target]) -> Stage {
+    /// The plan on `targets` (the flips on `flips`), for the progress view.
+    pub fn stage(&self, name: &str, targets: &[Target], flips: &[FlipRun]) -> Stage {
         let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, 1)).collect();
-        let stages: Vec<Stage> = (self.connects.iter())
+        let mut stages: Vec<Stage> = (self.connects.iter())
             .map(|&connect| Stage::of(name, &schedule, &self.steps(connect)))
             .collect();
+        stages.push(Stage::of(name, &schedule, &self.arrival.steps()));
+        for flip in flips {
+            let plan = flip.flip.plan(self);
+            let schedule: Vec<(&Target, usize)> = flip.targets.iter().map(|t| (t, 1)).collect();
+            stages.push(Stage::of(name, &schedule, &plan.steps(flip.flip.connect)));
+        }
         Stage {
             name: name.to_owned(),
             steps: stages.iter().map(|stage| stage.steps).sum(),
             estimate: stages.iter().map(|stage| stage.estimate).sum(),
         }
     }
+}
+
+/// A run that changes one thing a mechanism names, to see whether the outcome flips: the
+/// stock server against its variant, in the condition where the outcome showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flip {
+    pub variant: Variant,
+    pub sleep_ms: u64,
+    pub connect: Connect,
+    /// Trials per server; `None`: the race's own count.
+    pub trials: Option<usize>,
+    /// The mechanism it tests, in a sentence, for the results.
+    pub tests: &'static str,
+}
+
+/// Every flip, in the order they run.
+pub const FLIPS: [Flip; 2] = [
+    Flip {
+        variant: ACTIX_REQUEST_TIMEOUT_OFF,
+        sleep_ms: 500,
+        connect: Connect::Before,
+        trials: Some(5),
+        tests: "actix-web's 408s: a connection's deadline for its first request is counted \
+                from the worker's cached clock, which a blocked worker does not update, so it \
+                runs out early; with client_request_timeout off there is no deadline",
+    },
+    Flip {
+        variant: TOKIO_EVENT_INTERVAL_1,
+        sleep_ms: defaults::SLEEP_MS,
+        connect: Connect::During,
+        trials: None,
+        tests: "whether tokio's scheduler polling its I/O driver only every 61 tasks keeps the \
+                ping out: with event_interval(1) it polls the driver after every task",
+    },
+];
+
+impl Flip {
+    /// The race's plan narrowed to this flip's condition.
+    pub fn plan(&self, race: &RacePlan) -> RacePlan {
+        RacePlan {
+            trials: self.trials.unwrap_or(race.trials),
+            sleep_ms: self.sleep_ms,
+            connects: vec![self.connect],
+            ..race.clone()
+        }
+    }
+}
+
+/// A flip ready to run: its stock server and its variant.
+#[derive(Debug, Clone)]
+pub struct FlipRun {
+    pub flip: Flip,
+    pub targets: [Target; 2],
+}
+
+/// The flips whose stock server is among `targets`, each with its variant, built in `bin_dir`.
+pub fn flip_runs(targets: &[Target], bin_dir: &Path) -> Vec<FlipRun> {
+    (FLIPS.iter())
+        .filter_map(|flip| {
+            let stock = targets.iter().find(|t| t.label() == flip.variant.server)?;
+            Some(FlipRun {
+                flip: *flip,
+                targets: [stock.clone(), Target::variant(&flip.variant, bin_dir)],
+            })
+        })
+        .collect()
+}
+
+/// One flip's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlipReport {
+    pub server: String,
+    pub variant: String,
+    pub tests: String,
+    pub sleep_ms: u64,
+    pub connect: Connect,
+    /// The stock server's, then the variant's.
+    pub tallies: Vec<Tally>,
 }
 
 /// One trial to run on a target.
@@ -122,13 +216,23 @@ impl Step for TrialStep {
     }
 
     fn describe(&self) -> String {
-        format!("/bad trial {} (connect {:?})", self.index + 1, self.connect)
+        let connect = match self.connect {
+            Connect::During => "connecting during",
+            Connect::Before => "connecting before",
+        };
+        format!("/bad trial {} ({connect})", self.index + 1)
     }
 
     fn estimate(&self, _threads: usize) -> Duration {
         self.estimate
     }
 }
+
+/// A closed loop whose slowest wait was under this many sleeps got in between every sleep.
+pub const INTERLEAVED_BELOW: f64 = 1.5;
+
+/// One whose slowest wait was over this share of the other N − 1 sleeps waited for them all.
+pub const WAITED_FOR_ALL_SHARE: f64 = 0.8;
 
 /// How a trial's closed-loop ping fared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,9 +253,9 @@ impl Outcome {
     /// sleeps of `sleep_ms`.
     pub fn of(slowest_ms: f64, sleep_ms: u64, n: usize) -> Outcome {
         let sleeps = slowest_ms / sleep_ms as f64;
-        if sleeps < 1.5 {
+        if sleeps < INTERLEAVED_BELOW {
             Outcome::Interleaved
-        } else if sleeps > 0.8 * n.saturating_sub(1) as f64 {
+        } else if sleeps > WAITED_FOR_ALL_SHARE * n.saturating_sub(1) as f64 {
             Outcome::WaitedForAll
         } else {
             Outcome::Partly
@@ -171,6 +275,8 @@ pub struct Trial {
     /// Open-loop pings scheduled, and those over [`PROBE_TIMEOUT_MS`] or failed.
     pub open_scheduled: usize,
     pub open_over_timeout: usize,
+    /// Why open-loop pings failed, each reason with its count.
+    pub open_errors: Vec<ErrorCount>,
 }
 
 impl Trial {
@@ -195,8 +301,18 @@ impl Trial {
             open_over_timeout: open.map_or(0, |open| {
                 open.raw_ms.iter().filter(over).count() + open.errors
             }),
+            open_errors: ErrorCount::count_all(
+                (open.iter().flat_map(|open| &open.error_reasons))
+                    .map(|reason| without_time(reason)),
+            ),
         }
     }
+}
+
+/// `reason` without the time it came after (` after 2488 ms`), so that failures for one
+/// reason count as one.
+fn without_time(reason: &str) -> String {
+    reason.split(" after ").next().unwrap_or(reason).to_owned()
 }
 
 /// Everything one race produced: `race.json`.
@@ -207,29 +323,67 @@ pub struct RaceReport {
     pub command: String,
     pub tallies: Vec<Tally>,
     pub trials: Vec<Trial>,
+    pub arrival: Vec<ArrivalTally>,
+    pub arrival_trials: Vec<ArrivalTrial>,
+    pub flips: Vec<FlipReport>,
     pub failures: Vec<Failure>,
 }
 
-/// The race from its first trial to its report, written into `out`.
+/// The race from its first trial to its report, written into `out`: the trials on
+/// `targets`, the same with the ping's arrival controlled, then each flip.
 pub async fn race(
     targets: &[Target],
+    flips: &[FlipRun],
     plan: RacePlan,
     command: String,
     out: &Path,
     on: &mut impl FnMut(Event<'_, Trial>),
 ) -> Result<RaceReport, String> {
     let environment = Environment::capture();
-    let session::Outcome { measured, failures } = run(targets, &plan, on).await;
+    let session::Outcome {
+        measured,
+        mut failures,
+    } = run(targets, &plan, on).await;
+    let on_arrival = &mut |event: Event<'_, Vec<ArrivalTrial>>| {
+        if let Some(event) = event.untyped() {
+            on(event);
+        }
+    };
+    let arrived = arrival::run(targets, &plan.arrival, on_arrival).await;
+    failures.extend(arrived.failures);
+    let arrival_trials: Vec<ArrivalTrial> = arrived.measured.into_iter().flatten().collect();
+    let mut flip_reports = Vec::new();
+    for flip in flips {
+        let ran = run(&flip.targets, &flip.flip.plan(&plan), on).await;
+        failures.extend(ran.failures);
+        flip_reports.push(flip.report(&ran.measured));
+    }
     let report = RaceReport {
         environment,
-        plan,
         command,
         tallies: tally(&measured),
         trials: measured,
+        arrival: arrival::tally(&arrival_trials, plan.arrival.sleep_ms),
+        arrival_trials,
+        flips: flip_reports,
+        plan,
         failures,
     };
     (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
     Ok(report)
+}
+
+impl FlipRun {
+    fn report(&self, trials: &[Trial]) -> FlipReport {
+        FlipReport {
+            server: self.flip.variant.server.to_owned(),
+            variant: self.flip.variant.label.to_owned(),
+            tests: self.flip.tests.to_owned(),
+            sleep_ms: self.flip.sleep_ms,
+            connect: self.flip.connect,
+            tallies: tally(trials),
+        }
+    }
 }
 
 /// Runs every trial: each connect mode in turn, every target at it, `trials` cases of `/bad`
@@ -270,6 +424,8 @@ pub struct Tally {
     /// Open-loop pings over 1 s (or failed), of all scheduled, over every trial.
     pub open_over_timeout: usize,
     pub open_scheduled: usize,
+    /// Why open-loop pings failed, over every trial.
+    pub open_errors: Vec<ErrorCount>,
 }
 
 /// Each (target, connect mode)'s trials counted, in the order first measured.
@@ -293,17 +449,12 @@ pub fn tally(trials: &[Trial]) -> Vec<Tally> {
 
 fn tally_of(target: &str, connect: Connect, trials: &[&Trial]) -> Tally {
     let count = |outcome: Outcome| trials.iter().filter(|t| t.outcome == outcome).count();
-    let mut sleeps: Vec<f64> = (trials.iter())
+    let sleeps: Vec<f64> = (trials.iter())
         .filter(|t| t.outcome != Outcome::Failed)
         .filter_map(|t| t.slowest_sleeps)
         .collect();
-    sleeps.sort_by(f64::total_cmp);
-    let spread = (!sleeps.is_empty()).then(|| {
-        [
-            sleeps[0],
-            sleeps[(sleeps.len() - 1) / 2],
-            sleeps[sleeps.len() - 1],
-        ]
+    let errors = (trials.iter()).flat_map(|t| {
+        (t.open_errors.iter()).flat_map(|e| std::iter::repeat_n(e.reason.clone(), e.count))
     });
     Tally {
         target: target.to_owned(),
@@ -313,10 +464,18 @@ fn tally_of(target: &str, connect: Connect, trials: &[&Trial]) -> Tally {
         partly: count(Outcome::Partly),
         waited_for_all: count(Outcome::WaitedForAll),
         failed: count(Outcome::Failed),
-        slowest_sleeps: spread,
+        slowest_sleeps: spread(sleeps),
         open_over_timeout: trials.iter().map(|t| t.open_over_timeout).sum(),
         open_scheduled: trials.iter().map(|t| t.open_scheduled).sum(),
+        open_errors: ErrorCount::count_all(errors),
     }
+}
+
+/// The smallest, the median and the largest of `values`; `None` if there are none.
+pub fn spread(mut values: Vec<f64>) -> Option<[f64; 3]> {
+    values.sort_by(f64::total_cmp);
+    let last = values.len().checked_sub(1)?;
+    Some([values[0], values[last / 2], values[last]])
 }
 
 #[cfg(test)]
@@ -342,6 +501,10 @@ mod tests {
             slowest_sleeps: Some(sleeps),
             open_scheduled: 10,
             open_over_timeout: 2,
+            open_errors: vec![ErrorCount {
+                reason: "status 408".to_owned(),
+                count: 1,
+            }],
         };
         let trials = [
             trial(Outcome::Interleaved, 1.1),
@@ -359,5 +522,7 @@ mod tests {
         assert_eq!(counts, (1, 0, 2, 1));
         assert_eq!(tally.slowest_sleeps, Some([1.1, 9.8, 9.9]));
         assert_eq!((tally.open_over_timeout, tally.open_scheduled), (8, 40));
+        let reasons = ErrorCount::count_all(vec!["status 408".to_owned(); 4]);
+        assert_eq!(tally.open_errors, reasons);
     }
 }

@@ -83,6 +83,9 @@ pub struct ServerSetup {
     /// default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_ms: Option<u64>,
+    /// Whether the server records its order of events (`--events`, read by `GET /events`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub events: bool,
 }
 
 impl ServerSetup {
@@ -99,6 +102,9 @@ impl ServerSetup {
         }
         if let Some(stall_ms) = self.stall_ms {
             args.extend(["--stall-ms".to_owned(), stall_ms.to_string()]);
+        }
+        if self.events {
+            args.push("--events".to_owned());
         }
         args
     }
@@ -280,6 +286,27 @@ pub enum Event<'a, T> {
     },
     Measured(&'a T),
     Failed(&'a Failure),
+}
+
+impl<'a, T> Event<'a, T> {
+    /// The same event for a watcher of another kind of measurement: `None` for `Measured`,
+    /// whose measurement is of this kind only.
+    pub fn untyped<U>(&self) -> Option<Event<'a, U>> {
+        match *self {
+            Event::Starting { target, threads } => Some(Event::Starting { target, threads }),
+            Event::Running {
+                target,
+                ref step,
+                estimate,
+            } => Some(Event::Running {
+                target,
+                step: step.clone(),
+                estimate,
+            }),
+            Event::Measured(_) => None,
+            Event::Failed(failure) => Some(Event::Failed(failure)),
+        }
+    }
 }
 
 /// Everything a run measured, and what it could not.

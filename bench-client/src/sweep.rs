@@ -237,6 +237,7 @@ pub async fn run(
         sleep_ms: plan.sleep_ms,
         blocking_threads: plan.blocking_threads,
         stall_ms: plan.stall_ms,
+        ..ServerSetup::default()
     };
     session::run_each(&schedule, &setup, &plan.steps(), on, measure).await
 }

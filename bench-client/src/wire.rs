@@ -109,6 +109,12 @@ impl Peer {
 /// only if no complete answer is there.
 pub async fn exchange(stream: &mut TcpStream, request: &Request) -> Result<Reply, HttpError> {
     let written = stream.write_all(request.bytes()).await;
+    receive(stream, written).await
+}
+
+/// Reads the whole answer to a request already written on `stream`; `written` is how the
+/// write went (its error is the outcome only if no complete answer comes).
+pub async fn receive(stream: &mut TcpStream, written: io::Result<()>) -> Result<Reply, HttpError> {
     let mut buffer = Vec::with_capacity(READ_BUFFER);
     loop {
         let closed = match stream.read_buf(&mut buffer).await {

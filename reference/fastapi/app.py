@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException
 MAX_SLEEP_MS = 10_000
 ROUTES = (
     "/ping", "/bad", "/ok-blocking", "/ok-def", "/ok-await",
-    "/bad-cpu", "/ok-cpu-blocking", "/ok-cpu-yield", "/ok-cpu-pool", "/stalls",
+    "/bad-cpu", "/ok-cpu-blocking", "/ok-cpu-yield", "/ok-cpu-pool", "/stalls", "/events",
 )
 
 
@@ -136,6 +136,12 @@ async def ok_cpu_pool(request: Request):
 async def stalls():
     # Runs on the loop thread: what the stall detector has seen since start.
     return STALLS.report()
+
+
+@app.get("/events")
+async def events():
+    # Runs on the loop thread: the order of events since the last call, which it forgets.
+    return EVENTS.drain()
 
 
 # --- What every work route shares --------------------------------------------------------------
@@ -423,6 +429,73 @@ class RouteOfTask:
 
 
 app.add_middleware(RouteOfTask)
+
+
+# --- The order of events (--events, GET /events) -----------------------------------------------
+
+
+class EventLog:
+    """The server's own order of events, as the Rust servers record it: each connection accepted
+    (`connection_made` of uvicorn's protocol, which serve.py subclasses: see its http_protocol),
+    and each request's handler started and ended (RecordEvents, below), in microseconds of
+    time.monotonic_ns() since the server's start. Everything that records runs on the loop
+    thread, so the list needs no lock."""
+
+    def __init__(self) -> None:
+        self.recording = False
+        self._start_ns = time.monotonic_ns()
+        self._events: list[dict] = []
+
+    def start(self, recording: bool) -> None:
+        self.recording = recording
+        self._start_ns = time.monotonic_ns()
+        self._events = []
+
+    def add(self, what: str, peer: int, route: str | None = None) -> None:
+        if not self.recording:
+            return
+        event = {"at_us": (time.monotonic_ns() - self._start_ns) // 1000, "what": what, "peer": peer}
+        if route is not None:
+            event["route"] = route
+        self._events.append(event)
+
+    def drain(self) -> dict:
+        """The body of GET /events: the events since the last call, which are forgotten."""
+        events, self._events = self._events, []
+        return {"recording": self.recording, "events": events}
+
+
+EVENTS = EventLog()
+
+
+class RecordEvents:
+    """Pure ASGI middleware (not BaseHTTPMiddleware, which runs the app in a task of its own
+    and so changes the scheduling it would record): `started` when the request reaches it,
+    `ended` when the app returned, its response sent (written to the transport). Every path
+    but /events; the peer is the client's port, `scope["client"][1]`."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["path"] == "/events":
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        peer, route = (client[1] if client else 0), scope["path"]
+        EVENTS.add("started", peer, route)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            EVENTS.add("ended", peer, route)
+
+
+def record_events(recording: bool) -> None:
+    """Called by serve.py before the app starts: starts the clock, and with --events adds the
+    middleware as the outermost of ours (without it, nothing is added)."""
+    EVENTS.start(recording)
+    if recording:
+        app.add_middleware(RecordEvents)
 
 
 @asynccontextmanager

@@ -33,6 +33,8 @@ signal.signal(signal.SIGINT, _stop)
 signal.signal(signal.SIGTERM, _stop)
 
 import uvicorn  # noqa: E402
+from uvicorn.config import HTTP_PROTOCOLS  # noqa: E402
+from uvicorn.importer import import_from_string  # noqa: E402
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the sources
 import app as demo  # noqa: E402
@@ -68,10 +70,10 @@ def host(text: str) -> str:
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="serve.py",
-        description="FastAPI on uvicorn: the demo routes, and /stalls.",
+        description="FastAPI on uvicorn: the demo routes, /stalls and /events.",
         epilog="Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /bad-cpu, "
-        "/ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls; the sleep and CPU routes take "
-        "?ms=0..10000. Prints `listening on http://HOST:PORT` on stdout "
+        "/ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls, /events; the sleep and CPU "
+        "routes take ?ms=0..10000. Prints `listening on http://HOST:PORT` on stdout "
         "once it accepts connections; SIGINT or SIGTERM stop it gracefully.",
     )
     parser.add_argument("--host", type=host, default="127.0.0.1",
@@ -89,6 +91,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--stall-ms", type=ranged(0, 60_000), default=100, metavar="N",
                         help="/stalls counts loop steps longer than N ms, found by the loop's "
                         "debug mode; 0 turns it off (default 100)")
+    parser.add_argument("--events", action="store_true",
+                        help="record the server's order of events: each connection accepted, "
+                        "each handler started and ended (microseconds since start, client port, "
+                        "path); GET /events reads and drains it")
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
                         help="event loop (default asyncio)")
     parser.add_argument("--http", choices=("h11", "httptools"), default="h11",
@@ -121,6 +127,26 @@ class Server(uvicorn.Server):
                 pass  # whoever waited for the line is gone: nothing to report to
 
 
+def http_protocol(name: str, events: bool) -> str | type:
+    """uvicorn's `http=`: the parser's name; with --events, a subclass of the protocol class that
+    name stands for, recording `accepted` in `connection_made`. The loop calls that soon after
+    its accept(), not at once: asyncio accepts in the listening socket's callback, makes the
+    transport in a task of its own and schedules connection_made (two loop iterations later);
+    uvloop accepts and makes the transport in libuv's callback and schedules connection_made
+    (one iteration later)."""
+    if not events:
+        return name
+    base = import_from_string(HTTP_PROTOCOLS[name])
+
+    class RecordingAccepts(base):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            demo.EVENTS.add("accepted", self.client[1] if self.client else 0)
+
+    RecordingAccepts.__name__ = RecordingAccepts.__qualname__ = f"{base.__name__}RecordingAccepts"
+    return RecordingAccepts
+
+
 def listen(addr: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in addr else socket.AF_INET
     # proto=IPPROTO_TCP as getaddrinfo gives it to uvicorn's own bind: asyncio sets TCP_NODELAY
@@ -145,6 +171,7 @@ def main() -> int:
         blocking_threads=args.blocking_threads,
         stall_ms=args.stall_ms,
     )
+    demo.record_events(args.events)
     try:
         sock = listen(args.host, args.port)
     except OSError as error:
@@ -164,7 +191,7 @@ def main() -> int:
     config = uvicorn.Config(
         demo.app,
         loop=args.loop,
-        http=args.http,
+        http=http_protocol(args.http, args.events),
         ws="none",
         lifespan="on",
         workers=1,

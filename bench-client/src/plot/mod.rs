@@ -1,6 +1,6 @@
 //! SVG plots of the concurrency sweep, of latency distributions and of the cases' timelines.
 //!
-//! Three figures, each rendered with plotters' SVG backend into a `String`:
+//! Four figures, each rendered with plotters' SVG backend into a `String`:
 //!
 //! - [`wall_vs_concurrency`]: how long N concurrent requests take, against N, one line per
 //!   stack, with an optional guide line for the ideal (one sleep when nothing blocks, a
@@ -8,7 +8,9 @@
 //! - [`latency_cdf`]: the empirical CDF of latency samples, one line per stack, which shows
 //!   the whole distribution where a percentile table shows only a few points of it;
 //! - [`timeline::timeline`]: every request and ping of the comparison's cases on one clock,
-//!   a panel per stack and route (its own module documents its marks).
+//!   a panel per stack and route (its own module documents its marks);
+//! - [`race::race`]: the race's trials, a dot per trial at the closed-loop ping's slowest
+//!   wait in sleeps, a row per stack and connect mode (its own module documents its marks).
 //!
 //! The caller writes the figure (the reports write every file atomically).
 //!
@@ -43,6 +45,7 @@
 //! drawing.
 
 mod figure;
+pub mod race;
 pub mod scale;
 pub mod timeline;
 

@@ -35,11 +35,13 @@ pub use crate::sweep::SweepReport;
 pub use files::write_atomically;
 
 impl RaceReport {
-    /// Writes `RACE.md` and `race.json` into `dir`.
+    /// Writes `RACE.md`, `race.json` and the plot of the trials into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let plot = crate::plot::race::race(self).map_err(std::io::Error::other)?;
         let outputs = [
             ("race.json".to_owned(), files::json(self)),
             ("RACE.md".to_owned(), race_md::race_markdown(self)),
+            (plots::RACE.to_owned(), plot),
         ];
         files::write_all(dir, &outputs)
     }

@@ -84,6 +84,9 @@ fn cdf_label(case: &Case, open: &OpenLoopStats) -> String {
 /// The timeline figure's file name.
 pub const TIMELINE: &str = "timeline.svg";
 
+/// The race's figure: each trial's slowest closed-loop wait.
+pub const RACE: &str = "race.svg";
+
 /// The timeline of every case at the first thread count: a row per target, a column per
 /// route. `None` when no case carries a timeline (results from before it was recorded).
 pub fn timeline(report: &Report) -> Option<Result<String, PlotError>> {

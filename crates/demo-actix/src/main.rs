@@ -6,18 +6,20 @@
 //!   stolen. So a worker blocked in `/bad` stalls every connection it holds.
 //! - Offload: `actix_web::web::block`, which is tokio's `spawn_blocking` on that worker's
 //!   runtime: a pool per worker of max(512 / cores, 1) threads, 256 on a 2-core machine;
-//!   `--blocking-threads K` makes it K per worker (`worker_max_blocking_threads`, below).
+//!   `--blocking-threads K` makes it K per worker (`worker_max_blocking_threads`, in
+//!   `for_actix::run`).
 //! - CPU: `/bad-cpu` on the worker, `/ok-cpu-blocking` on its blocking pool (`web::block`),
 //!   `/ok-cpu-yield` on the worker with `actix_web::rt::task::yield_now` (tokio's) every
 //!   ~1 ms, `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `wrap_fn` times every poll of every request under the resource actix-web
 //!   matched (`for_actix::watch_request`, `--stall-ms`); `GET /stalls` reports them.
+//! - Events: with `--events`, `on_connect` (in `for_actix::run`) records each connection as
+//!   its worker takes it, and `wrap_fn` each request's start and end
+//!   (`for_actix::record_events`); `GET /events` reports them.
 
 use actix_web::{App, HttpServer, web};
-use demo_contract::for_actix::{self, get, unmatched, watch_request};
-use demo_contract::for_tokio::Shutdown;
-use demo_contract::variant::ACTIX_REQUEST_TIMEOUT_OFF;
-use demo_contract::{CpuWork, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Stack, Work, cpu};
+use demo_contract::for_actix::{self, get, record_events, unmatched, watch_request};
+use demo_contract::{CpuWork, Demo, Pong, Route, Sleep, Stack, Work, cpu};
 
 static STACK: Stack = Stack {
     server: "demo-actix",
@@ -86,7 +88,7 @@ fn main() -> std::io::Result<()> {
     let args = STACK.args();
     let demo = Demo::new(&STACK, "actix-rt (tokio current_thread per worker)", &args);
     actix_web::rt::System::new().block_on(async {
-        let mut server = HttpServer::new(move || {
+        let server = HttpServer::new(move || {
             App::new()
                 .app_data(web::Data::new(demo))
                 .service(get(Route::Ping, ping))
@@ -98,23 +100,12 @@ fn main() -> std::io::Result<()> {
                 .service(get(Route::OkCpuYield, ok_cpu_yield))
                 .service(get(Route::OkCpuPool, ok_cpu_pool))
                 .service(get(Route::Stalls, for_actix::stalls))
+                .service(get(Route::Events, for_actix::events))
                 .default_service(web::to(unmatched))
                 .wrap_fn(move |req, service| watch_request(&demo, req, service))
-        })
-        .workers(args.threads)
-        // We handle SIGINT/SIGTERM ourselves, installed before the readiness line, and bound
-        // the graceful stop as every server here does (actix-web's own default is 30 s).
-        .disable_signals()
-        .shutdown_timeout(SHUTDOWN_GRACE.as_secs());
-        if ACTIX_REQUEST_TIMEOUT_OFF.requested(&args) {
-            server = server.client_request_timeout(std::time::Duration::ZERO);
-        }
-        if let Some(pool) = args.blocking_threads {
-            server = server.worker_max_blocking_threads(pool);
-        }
-        let server = server.listen(demo_contract::listen(args.addr())?)?;
-        let stop = Shutdown::on_signal()?;
-        demo.announce(server.addrs()[0]);
-        for_actix::run(stop, server.run()).await
+                .wrap_fn(move |req, service| record_events(&demo, req, service))
+        });
+        // Workers, signals, the blocking pool and binding: `for_actix::run`.
+        for_actix::run(demo, &args, server).await
     })
 }

@@ -11,6 +11,8 @@
 //!   on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: a middleware times every poll of every request under the route axum matched
 //!   (`for_axum::watch_request`, `--stall-ms`); `GET /stalls` reports them.
+//! - Events: `for_axum::serve` is `axum::serve` recording, with `--events`, each accept and
+//!   each request's start and end; `GET /events` reports them.
 
 use axum::Router;
 use axum::extract::State;
@@ -96,7 +98,8 @@ fn main() -> std::io::Result<()> {
         .route(Route::OkCpuBlocking.path(), get(ok_cpu_blocking))
         .route(Route::OkCpuYield.path(), get(ok_cpu_yield))
         .route(Route::OkCpuPool.path(), get(ok_cpu_pool))
-        .route(Route::Stalls.path(), get(for_axum::stalls));
+        .route(Route::Stalls.path(), get(for_axum::stalls))
+        .route(Route::Events.path(), get(for_axum::events));
     for path in Route::OkBlocking.paths() {
         app = app.route(path, get(ok_blocking));
     }
@@ -110,7 +113,7 @@ fn main() -> std::io::Result<()> {
         let listener = TcpListener::from_std(demo_contract::listen(args.addr())?)?;
         let stop = Shutdown::on_signal()?;
         demo.announce(listener.local_addr()?);
-        stop.bounded(axum::serve(listener, app).with_graceful_shutdown(stop.requested()))
+        stop.bounded(for_axum::serve(demo, listener, app).with_graceful_shutdown(stop.requested()))
             .await
     })
 }

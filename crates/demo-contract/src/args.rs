@@ -20,8 +20,8 @@ pub const DEFAULT_STALL_MS: u64 = 100;
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
 #[command(
     after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /bad-cpu, \
-                  /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls; the sleep and CPU \
-                  routes take ?ms=0..10000.\n\
+                  /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls, /events; the sleep and \
+                  CPU routes take ?ms=0..10000.\n\
                   Prints `listening on http://HOST:PORT` on stdout once it accepts connections; \
                   SIGINT or SIGTERM stop it gracefully."
 )]
@@ -50,6 +50,11 @@ pub struct Args {
     /// than N ms; 0 turns the detector off. The default is asyncio's `slow_callback_duration`
     #[arg(long, value_name = "N", default_value_t = DEFAULT_STALL_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_STALL_MS))]
     pub stall_ms: u64,
+
+    /// Record the server's order of events: each connection accepted, each handler started and
+    /// ended (microseconds since start, client port, path); GET /events reads and drains it
+    #[arg(long)]
+    pub events: bool,
 }
 
 impl Args {
@@ -106,6 +111,7 @@ mod tests {
         assert_eq!(args.sleep_ms, 500);
         assert_eq!(args.blocking_threads, None, "the runtime's own pool size");
         assert_eq!(args.stall_ms, 100, "asyncio's slow_callback_duration");
+        assert!(!args.events, "no order of events unless asked");
     }
 
     #[test]
@@ -123,6 +129,7 @@ mod tests {
             "3",
             "--stall-ms",
             "250",
+            "--events",
         ])
         .unwrap();
         assert_eq!(args.addr(), "0.0.0.0:0".parse().unwrap());
@@ -130,6 +137,7 @@ mod tests {
         assert_eq!(args.sleep_ms, 20);
         assert_eq!(args.blocking_threads, Some(3));
         assert_eq!(args.stall_ms, 250);
+        assert!(args.events);
         for edge in ["0", "60000"] {
             let args = parse(&["--stall-ms", edge]).unwrap();
             assert_eq!(args.stall_ms, edge.parse::<u64>().unwrap());
@@ -155,6 +163,7 @@ mod tests {
             &["--stall-ms", "1.5"],
             &["--host", "nowhere"],
             &["--frobnicate"],
+            &["--events", "yes"],
         ] {
             let error = parse(bad).unwrap_err();
             assert_eq!(error.exit_code(), 2, "{bad:?}");
@@ -170,6 +179,8 @@ mod tests {
         assert!(help.contains("--blocking-threads <K>"), "{help}");
         assert!(help.contains("--stall-ms <N>"), "{help}");
         assert!(help.contains("/stalls"), "{help}");
+        assert!(help.contains("--events"), "{help}");
+        assert!(help.contains("/events"), "{help}");
         assert!(help.contains("/ok-cpu-pool"), "{help}");
     }
 }

@@ -59,6 +59,40 @@ impl CpuWork {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StallsJson(pub String);
 
+/// The body of `GET /events`: the server's order of events since the last call (which it
+/// drains), in the order recorded; `recording` is `--events`, and without it `events` is empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventsBody {
+    pub recording: bool,
+    pub events: Vec<Event>,
+}
+
+/// One entry of [`EventsBody`]: `{"at_us":1300,"what":"started","peer":54321,"route":"/bad"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// When, in microseconds since the server started, on a monotonic clock.
+    pub at_us: u64,
+    pub what: What,
+    /// The client's port: the connection's remote port, as the server saw it.
+    pub peer: u16,
+    /// The request's path, without its query; absent on `accepted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+}
+
+/// What happened: a connection was accepted, or a request's handler started or ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum What {
+    /// The server took a new connection (on actix-web: a worker took it from the accept
+    /// thread; on uvicorn: `connection_made`).
+    Accepted,
+    /// A request's handler (with the layers around it) was first polled.
+    Started,
+    /// That handler returned its response.
+    Ended,
+}
+
 /// An error answer: `{"error": "..."}` with a 4xx status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiError {
@@ -132,6 +166,7 @@ mod tests {
     fn unmatched_tells_405_from_404() {
         assert_eq!(ApiError::unmatched("POST", "/ok-def").status, 405);
         assert_eq!(ApiError::unmatched("POST", "/stalls").status, 405);
+        assert_eq!(ApiError::unmatched("POST", "/events").status, 405);
         assert_eq!(ApiError::unmatched("GET", "/nope").status, 404);
     }
 
@@ -139,7 +174,48 @@ mod tests {
     fn not_found_lists_every_path() {
         assert_eq!(
             ApiError::not_found("/nope").error,
-            r#"no route at "/nope"; try /ping, /bad, /ok-blocking, /ok-def, /ok-await, /bad-cpu, /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool or /stalls"#
+            r#"no route at "/nope"; try /ping, /bad, /ok-blocking, /ok-def, /ok-await, /bad-cpu, /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls or /events"#
+        );
+    }
+
+    #[test]
+    fn events_serialise_with_the_contract_field_names() {
+        let body = EventsBody {
+            recording: true,
+            events: vec![
+                Event {
+                    at_us: 1234,
+                    what: What::Accepted,
+                    peer: 54321,
+                    route: None,
+                },
+                Event {
+                    at_us: 1300,
+                    what: What::Started,
+                    peer: 54321,
+                    route: Some("/bad".into()),
+                },
+                Event {
+                    at_us: 101_300,
+                    what: What::Ended,
+                    peer: 54321,
+                    route: Some("/bad".into()),
+                },
+            ],
+        };
+        let json = serde_json::to_string(&body).unwrap();
+        assert_eq!(
+            json,
+            r#"{"recording":true,"events":[{"at_us":1234,"what":"accepted","peer":54321},{"at_us":1300,"what":"started","peer":54321,"route":"/bad"},{"at_us":101300,"what":"ended","peer":54321,"route":"/bad"}]}"#
+        );
+        assert_eq!(serde_json::from_str::<EventsBody>(&json).unwrap(), body);
+        let off = EventsBody {
+            recording: false,
+            events: Vec::new(),
+        };
+        assert_eq!(
+            serde_json::to_string(&off).unwrap(),
+            r#"{"recording":false,"events":[]}"#
         );
     }
 

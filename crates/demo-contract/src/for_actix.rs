@@ -1,21 +1,33 @@
 //! actix-web glue: [`Sleep`] as an extractor, the bodies as responses, JSON 404/405, the
-//! stall detector's middleware, and a graceful stop on our own signal handlers.
+//! stall detector's middleware, the order of events (`--events`: accepts in `on_connect`,
+//! handlers in a middleware), and [`run`]: the server set up from the command line, with a
+//! graceful stop on our own signal handlers, and the home of the race experiment's variant
+//! [`ACTIX_REQUEST_TIMEOUT_OFF`].
 
-use std::future::{Ready, ready};
+use std::any::Any;
+use std::fmt;
+use std::future::{Future, Ready, ready};
 use std::io;
+use std::time::Duration;
 
-use actix_web::body::BoxBody;
-use actix_web::dev::{Payload, Server, Service, ServiceRequest};
+use actix_http::Request;
+use actix_service::IntoServiceFactory;
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{AppConfig, Payload, Response, Service, ServiceFactory, ServiceRequest};
 use actix_web::http::StatusCode;
+use actix_web::rt::net::TcpStream;
 use actix_web::web::{self, Data};
 use actix_web::{
-    FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder, ResponseError,
+    FromRequest, Handler, HttpRequest, HttpResponse, HttpServer, Resource, Responder, ResponseError,
 };
 use reactor_watch::Watched;
 
 use crate::body::to_json;
 use crate::for_tokio::Shutdown;
-use crate::{ApiError, CpuWork, Demo, Pong, Route, Sleep, StallsJson, Work};
+use crate::variant::ACTIX_REQUEST_TIMEOUT_OFF;
+use crate::{
+    ApiError, Args, CpuWork, Demo, EventsBody, Pong, Route, SHUTDOWN_GRACE, Sleep, StallsJson, Work,
+};
 
 /// Extractors run on the worker thread that polls the handler: the right place to mark it.
 impl FromRequest for Sleep {
@@ -64,6 +76,13 @@ impl Responder for StallsJson {
     }
 }
 
+impl Responder for EventsBody {
+    type Body = BoxBody;
+    fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
 impl Responder for ApiError {
     type Body = BoxBody;
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
@@ -89,6 +108,11 @@ pub async fn unmatched(req: HttpRequest) -> ApiError {
 /// `GET /stalls`: the stall detector's counters.
 pub async fn stalls(demo: Data<Demo>) -> StallsJson {
     demo.stalls()
+}
+
+/// `GET /events`: the order of events since the last call, drained.
+pub async fn events(demo: Data<Demo>) -> EventsBody {
+    demo.events()
 }
 
 /// The resources for `route`, answering GET with `handler`: one per path, so that
@@ -124,13 +148,79 @@ pub fn watch_request<S: Service<ServiceRequest>>(
     demo.watch.wrap(label, service.call(req))
 }
 
-/// Runs the server until SIGINT or SIGTERM, then stops it gracefully (its
-/// `shutdown_timeout` bounds the wait). `stop` is created before the readiness line.
-pub async fn run(stop: Shutdown, server: Server) -> io::Result<()> {
+/// For `App::wrap_fn`, outside [`watch_request`]: with `--events`, records `started` when
+/// the rest of the request is first polled and `ended` when it returns its response, under
+/// the client's port and the path requested.
+pub fn record_events<S: Service<ServiceRequest>>(
+    demo: &Demo,
+    req: ServiceRequest,
+    service: &S,
+) -> impl Future<Output = Result<S::Response, S::Error>> + use<S> {
+    let peer = req.peer_addr().map_or(0, |peer| peer.port());
+    let events = demo.events.request(peer, req.path());
+    events.around(service.call(req))
+}
+
+/// Sets `server` up as the command line asks, binds it, announces it, and runs it until
+/// SIGINT or SIGTERM, then stops it gracefully (its `shutdown_timeout` bounds the wait).
+///
+/// - `--threads`: that many workers; `--blocking-threads K`: a blocking pool of K threads per
+///   worker (`worker_max_blocking_threads`).
+/// - Signals: actix-web's own handlers are off; ours ([`Shutdown`]) are installed before the
+///   readiness line, and the graceful stop is bounded by [`SHUTDOWN_GRACE`] as on every server
+///   here (actix-web's own default is 30 s).
+/// - `--events`: each connection's `accepted` is recorded in `on_connect`, which runs on the
+///   worker when it takes the connection from the accept thread, not when the accept thread
+///   accepted it: a worker blocked by `/bad` records its new connections only once free.
+/// - With [`ACTIX_REQUEST_TIMEOUT_OFF`] requested, the race experiment's variant:
+///   actix-http's `client_request_timeout` is 0, so a new connection has no deadline for its
+///   first request's head.
+pub async fn run<F, I, S, B>(
+    demo: Demo,
+    args: &Args,
+    server: HttpServer<F, I, S, B>,
+) -> io::Result<()>
+where
+    F: Fn() -> I + Send + Clone + 'static,
+    I: IntoServiceFactory<S, Request>,
+    S: ServiceFactory<Request, Config = AppConfig> + 'static,
+    S::Error: Into<actix_web::Error> + 'static,
+    S::InitError: fmt::Debug,
+    S::Response: Into<Response<B>> + 'static,
+    <S::Service as Service<Request>>::Future: 'static,
+    S::Service: 'static,
+    B: MessageBody + 'static,
+{
+    let mut server = server
+        .workers(args.threads)
+        .disable_signals()
+        .shutdown_timeout(SHUTDOWN_GRACE.as_secs());
+    if ACTIX_REQUEST_TIMEOUT_OFF.requested(args) {
+        server = server.client_request_timeout(Duration::ZERO);
+    }
+    if let Some(pool) = args.blocking_threads {
+        server = server.worker_max_blocking_threads(pool);
+    }
+    if demo.events.is_recording() {
+        server = server.on_connect(move |io, _| accepted(&demo, io));
+    }
+    let server = server.listen(crate::listen(args.addr())?)?;
+    let stop = Shutdown::on_signal()?;
+    demo.announce(server.addrs()[0]);
+    let server = server.run();
     let handle = server.handle();
     actix_web::rt::spawn(async move {
         stop.requested().await;
         handle.stop(true).await;
     });
     server.await
+}
+
+/// `on_connect`, on the worker that took the connection: records its `accepted`.
+fn accepted(demo: &Demo, io: &dyn Any) {
+    let peer = io
+        .downcast_ref::<TcpStream>()
+        .and_then(|stream| stream.peer_addr().ok())
+        .map_or(0, |peer| peer.port());
+    demo.events.accepted(peer);
 }

@@ -1,14 +1,22 @@
-//! axum glue: [`Sleep`] as an extractor, the bodies as responses, the JSON fallback, and the
-//! stall detector's middleware.
+//! axum glue: [`Sleep`] as an extractor, the bodies as responses, the JSON fallback, the
+//! stall detector's middleware, and [`serve`], which records the order of events
+//! (`--events`).
 
-use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use std::io;
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::extract::connect_info::{Connected, IntoMakeServiceWithConnectInfo};
+use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode, Uri, header};
-use axum::middleware::Next;
+use axum::middleware::{AddExtension, Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
+use axum::serve::{IncomingStream, Listener, Serve};
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::body::to_json;
-use crate::{ApiError, CpuWork, Demo, Pong, Sleep, StallsJson, Work};
+use crate::{ApiError, CpuWork, Demo, EventsBody, Pong, Sleep, StallsJson, Work};
 
 /// Extractors run inside the handler's future, on the reactor thread that polls it: the
 /// right place to mark that thread.
@@ -50,6 +58,12 @@ impl IntoResponse for StallsJson {
     }
 }
 
+impl IntoResponse for EventsBody {
+    fn into_response(self) -> Response {
+        json(200, to_json(&self))
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         json(self.status, to_json(&self))
@@ -66,6 +80,11 @@ pub async fn stalls(State(demo): State<Demo>) -> StallsJson {
     demo.stalls()
 }
 
+/// `GET /events`: the order of events since the last call, drained.
+pub async fn events(State(demo): State<Demo>) -> EventsBody {
+    demo.events()
+}
+
 /// Middleware (`axum::middleware::from_fn_with_state`, added with `Router::layer` so that it
 /// runs after routing): times every poll of the rest of the request, handler included, under
 /// the route axum matched (`MatchedPath`; none in the fallback).
@@ -80,4 +99,74 @@ pub async fn watch_request(
         matched.as_ref().map(MatchedPath::as_str),
     );
     demo.watch.wrap(label, next.run(req)).await
+}
+
+/// `axum::serve(listener, app)`, with the order of events recorded when `--events` asks for it:
+/// each connection's `accepted` as axum's accept loop takes it from `listener`
+/// ([`Accepts`]), and each request's `started` and `ended` around the rest of the request,
+/// handler included, in a middleware added to `app` as its outermost layer
+/// (`Router::layer`, so after routing, fallback included). Without `--events` the app is
+/// served as it is.
+pub fn serve(
+    demo: Demo,
+    listener: TcpListener,
+    app: Router,
+) -> Serve<
+    Accepts,
+    IntoMakeServiceWithConnectInfo<Router, Peer>,
+    AddExtension<Router, ConnectInfo<Peer>>,
+> {
+    let app = if demo.events.is_recording() {
+        app.layer(from_fn_with_state(demo, record_events))
+    } else {
+        app
+    };
+    let listener = Accepts { listener, demo };
+    axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
+}
+
+/// A tokio `TcpListener` as axum's accept loop uses it (accept errors handled by axum's own
+/// `Listener` impl), recording each connection's `accepted` (`--events`) as it returns it.
+#[derive(Debug)]
+pub struct Accepts {
+    listener: TcpListener,
+    demo: Demo,
+}
+
+impl Listener for Accepts {
+    type Io = TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (TcpStream, SocketAddr) {
+        let (io, peer) = Listener::accept(&mut self.listener).await;
+        self.demo.events.accepted(peer.port());
+        (io, peer)
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        Listener::local_addr(&self.listener)
+    }
+}
+
+/// The client's port, as a request extension (`ConnectInfo<Peer>`), for the order of events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub u16);
+
+impl Connected<IncomingStream<'_, Accepts>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, Accepts>) -> Peer {
+        Peer(stream.remote_addr().port())
+    }
+}
+
+/// Middleware (added by [`serve`] with `--events`): records `started` when the rest of the
+/// request is first polled and `ended` when it returns its response, under the client's port
+/// and the path requested.
+async fn record_events(
+    State(demo): State<Demo>,
+    ConnectInfo(Peer(peer)): ConnectInfo<Peer>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let events = demo.events.request(peer, req.uri().path());
+    events.around(next.run(req)).await
 }

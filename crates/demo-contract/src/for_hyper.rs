@@ -1,11 +1,13 @@
 //! One hyper 1 service adapter for the three hyper servers: routing, validation, JSON bodies,
-//! `/stalls` and the stall detector's wrapper, the accept loop and the graceful stop. Each
+//! `/stalls` and the stall detector's wrapper, `/events` and the order of events (accepts in
+//! the accept loop, handlers in the service), the accept loop and the graceful stop. Each
 //! server brings its handlers (as [`Handlers`]), its listener, its way to spawn a task
 //! and its timer.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,6 +56,7 @@ pub async fn respond<H: Handlers, B>(
     match route {
         Route::Ping => return json(200, to_json(&handlers.ping(demo).await)),
         Route::Stalls => return json(200, demo.stalls().0.into_bytes()),
+        Route::Events => return json(200, to_json(&demo.events())),
         Route::Bad
         | Route::OkBlocking
         | Route::OkAwait
@@ -74,7 +77,9 @@ pub async fn respond<H: Handlers, B>(
         Route::OkCpuBlocking => to_json(&handlers.ok_cpu_blocking(duration).await),
         Route::OkCpuYield => to_json(&handlers.ok_cpu_yield(duration).await),
         Route::OkCpuPool => to_json(&handlers.ok_cpu_pool(duration).await),
-        Route::Ping | Route::Stalls => unreachable!("answered above, without a sleep"),
+        Route::Ping | Route::Stalls | Route::Events => {
+            unreachable!("answered above, without a sleep")
+        }
     };
     json(200, body)
 }
@@ -90,16 +95,20 @@ fn json(status: u16, body: Vec<u8>) -> Response<Full<Bytes>> {
     response
 }
 
-/// Accepts connections from `incoming` and serves each, as its own task, over HTTP/1.1 with
-/// hyper's defaults (keep-alive on), until `shutdown` completes; then stops accepting and
-/// waits up to [`SHUTDOWN_GRACE`] for the connections in flight.
+/// Accepts connections from `incoming` (each with its client's address, as `accept` returns
+/// it) and serves each, as its own task, over HTTP/1.1 with hyper's defaults (keep-alive on),
+/// until `shutdown` completes; then stops accepting and waits up to [`SHUTDOWN_GRACE`] for
+/// the connections in flight.
+///
+/// With `--events`, a connection's `accepted` is recorded here, as the accept loop takes it
+/// from `incoming`, and each request's `started` and `ended` around its response future.
 ///
 /// An accept error (such as EMFILE when out of file descriptors) is logged and the loop goes
 /// on after a short pause: a server must not die because one connection could not be taken.
 pub async fn serve<H, I, T>(
     handlers: H,
     demo: Demo,
-    incoming: impl Stream<Item = io::Result<I>>,
+    incoming: impl Stream<Item = io::Result<(I, SocketAddr)>>,
     spawn: impl Fn(Task),
     timer: T,
     shutdown: impl Future<Output = ()>,
@@ -112,9 +121,12 @@ pub async fn serve<H, I, T>(
     let graceful = GracefulShutdown::new();
     let mut incoming = pin!(incoming);
     let mut shutdown = pin!(shutdown);
-    while let Some(io) = next_connection(&demo, &mut incoming, &mut shutdown, &timer).await {
+    while let Some((io, peer)) = next_connection(&demo, &mut incoming, &mut shutdown, &timer).await
+    {
+        demo.events.accepted(peer.port());
         let handlers = handlers.clone();
-        let service = service_fn(move |req| watched_response(handlers.clone(), demo, req));
+        let service =
+            service_fn(move |req| watched_response(handlers.clone(), demo, peer.port(), req));
         let connection = http1::Builder::new()
             .timer(timer.clone())
             .serve_connection(io, service);
@@ -157,19 +169,22 @@ async fn next_connection<I>(
     }
 }
 
-/// The response to one request, every poll of it (handler included) timed by the stall
-/// detector under the request's route.
+/// The response to one request from the client at port `peer`, every poll of it (handler
+/// included) timed by the stall detector under the request's route, and its start and end
+/// recorded in the order of events (`--events`).
 fn watched_response<H: Handlers>(
     handlers: Arc<H>,
     demo: Demo,
+    peer: u16,
     req: Request<Incoming>,
 ) -> impl Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send + 'static {
     // Routing is ours here: the path the route was matched at is its label.
     let route = Route::from_path(req.uri().path());
     let matched_path = route.map(|_| req.uri().path());
     let label = demo.watch.label(req.method().as_str(), matched_path);
+    let events = demo.events.request(peer, req.uri().path());
     let response = async move { Ok(respond(&*handlers, &demo, route, &req).await) };
-    demo.watch.wrap(label, response)
+    events.around(demo.watch.wrap(label, response))
 }
 
 /// Waits for the connections in flight to finish, up to [`SHUTDOWN_GRACE`].

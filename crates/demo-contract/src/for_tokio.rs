@@ -1,5 +1,6 @@
 //! tokio glue, shared by `demo-axum`, `demo-actix` (actix-rt is tokio) and `demo-hyper-tokio`,
-//! and the home of the at-rest variant [`TOKIO_REACTOR_ON_WORKER`] (in [`run`]).
+//! and the home of the at-rest variant [`TOKIO_REACTOR_ON_WORKER`] (in [`run`]) and of the race
+//! variant [`TOKIO_EVENT_INTERVAL_1`] (in the builder behind [`runtime`] and [`workers`]).
 
 use std::future::{Future, IntoFuture};
 use std::io;

@@ -3,10 +3,12 @@
 //!
 //! The route contract (`docs/contract.md` at the repository's root), implemented once:
 //! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`), `/ok-await`, the
-//!   CPU routes `/bad-cpu`, `/ok-cpu-blocking`, `/ok-cpu-yield`, `/ok-cpu-pool`, and `/stalls`;
+//!   CPU routes `/bad-cpu`, `/ok-cpu-blocking`, `/ok-cpu-yield`, `/ok-cpu-pool`, `/stalls` and
+//!   `/events`;
 //! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, `--blocking-threads`,
-//!   `--stall-ms`, parsed by clap;
-//! - [`Pong`], [`Work`], [`CpuWork`], [`StallsJson`] and [`ApiError`]: the JSON bodies;
+//!   `--stall-ms`, `--events`, parsed by clap;
+//! - [`Pong`], [`Work`], [`CpuWork`], [`StallsJson`], [`EventsBody`] and [`ApiError`]: the JSON
+//!   bodies;
 //! - [`cpu`]: the CPU routes' work, measured on the thread CPU clock, and the pool they may
 //!   run it on;
 //! - [`parse_sleep`]: the `?ms=` rule, 0..=10000, anything else a 400;
@@ -14,14 +16,17 @@
 //! - [`reactor`]: marking the threads that poll request futures, so that `on_reactor` is a fact
 //!   about the thread the sleep ran on, not a guess from the route's name;
 //! - [`RequestWatch`]: the stall detector every request future is wrapped with;
-//! - [`variant`]: the at-rest experiment's variants of two servers, and how each is selected;
-//!   their arrangements are in `for_tokio::run` and `for_async_io::run_executor`.
+//! - [`EventLog`]: the server's own order of events (`--events`, `GET /events`): connections
+//!   accepted, handlers started and ended;
+//! - [`variant`]: the experiments' server variants, and how each is selected; their
+//!   arrangements are in `for_tokio`, `for_async_io::run_executor` and `for_actix::run`.
 //!
 //! The `for_*` modules, each behind the feature of the same name, glue these to one stack.
 
 mod args;
 mod body;
 pub mod cpu;
+mod events;
 pub mod reactor;
 mod route;
 mod sleep;
@@ -29,7 +34,8 @@ pub mod variant;
 mod watch;
 
 pub use args::{Args, DEFAULT_STALL_MS};
-pub use body::{ApiError, CpuWork, Pong, StallsJson, Work};
+pub use body::{ApiError, CpuWork, Event, EventsBody, Pong, StallsJson, What, Work};
+pub use events::{EventLog, RequestEvents};
 pub use route::Route;
 pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};
 pub use watch::RequestWatch;
@@ -91,6 +97,7 @@ impl Stack {
                 cpu::pool_threads()
             ),
             Route::Stalls => "reports the stall detector's counters".to_owned(),
+            Route::Events => "reports and drains the server's order of events".to_owned(),
         };
         let thread = std::thread::current();
         Work {
@@ -140,11 +147,13 @@ pub struct Demo {
     /// as the server anyway, and a `&'static` keeps `Demo` `Copy`, so copying it into a
     /// handler copies a pointer instead of bumping a shared reference count per request.
     pub watch: &'static RequestWatch,
+    /// The order of events (`--events`), leaked for the same reason.
+    pub events: &'static EventLog,
 }
 
 impl Demo {
     /// The server's setup from its command line; starts the stall detector (its watchdog
-    /// thread, unless `--stall-ms 0`).
+    /// thread, unless `--stall-ms 0`) and the clock of the order of events (`--events`).
     pub fn new(stack: &'static Stack, runtime: &'static str, args: &Args) -> Self {
         Demo {
             stack,
@@ -152,6 +161,7 @@ impl Demo {
             reactor_threads: args.threads,
             default_sleep: Duration::from_millis(args.sleep_ms),
             watch: Box::leak(Box::new(RequestWatch::start(args.stall_ms))),
+            events: Box::leak(Box::new(EventLog::start(args.events))),
         }
     }
 
@@ -168,6 +178,11 @@ impl Demo {
     /// The body of `/stalls`.
     pub fn stalls(&self) -> StallsJson {
         StallsJson(self.watch.stalls_json())
+    }
+
+    /// The body of `/events`, which drains the record.
+    pub fn events(&self) -> EventsBody {
+        self.events.drain()
     }
 
     /// Marks the calling thread as a reactor thread, then reads the work route's sleep from
@@ -239,6 +254,8 @@ mod tests {
         timer: "timer::sleep",
         yield_now: "task::yield_now",
     };
+
+    static EVENTS_OFF: EventLog = EventLog::off();
 
     fn watch_off() -> &'static RequestWatch {
         Box::leak(Box::new(RequestWatch::start(0)))
@@ -324,6 +341,7 @@ mod tests {
             reactor_threads: 1,
             default_sleep: Duration::from_millis(5),
             watch: watch_off(),
+            events: &EVENTS_OFF,
         };
         std::thread::spawn(move || {
             assert!(!STACK.work_here(Route::Bad, Duration::ZERO).on_reactor);
@@ -346,6 +364,7 @@ mod tests {
             reactor_threads: 1,
             default_sleep: Duration::ZERO,
             watch: watch_off(),
+            events: &EVENTS_OFF,
         };
         std::thread::spawn(move || {
             let error = demo.mark_reactor_and_read_sleep(Some("ms=x")).unwrap_err();
@@ -364,6 +383,7 @@ mod tests {
             reactor_threads: 3,
             default_sleep: Duration::ZERO,
             watch: watch_off(),
+            events: &EVENTS_OFF,
         };
         let json = serde_json::to_string(&demo.pong()).unwrap();
         assert_eq!(

@@ -1,5 +1,5 @@
 /// The routes every server serves (the route contract, `docs/contract.md`): the four of the
-/// sleep lesson, the four of the CPU lesson, and `/stalls`.
+/// sleep lesson, the four of the CPU lesson, `/stalls` and `/events`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// Returns at once: shows whether the reactor is free to answer.
@@ -21,6 +21,9 @@ pub enum Route {
     OkCpuPool,
     /// The stall detector's counters (`--stall-ms`): not a work route, no `?ms=`.
     Stalls,
+    /// The server's order of events since the last call (`--events`), drained: not a work
+    /// route, no `?ms=`.
+    Events,
 }
 
 impl Route {
@@ -36,6 +39,7 @@ impl Route {
             Route::OkCpuPool => "computes on a core-sized pool",
             Route::Ping => "answers at once",
             Route::Stalls => "reports the stall detector's counts",
+            Route::Events => "reports the server's order of events",
         }
     }
 
@@ -51,7 +55,7 @@ impl Route {
     ];
 
     /// Every route, in the order the 404 message lists them.
-    pub const ALL: [Route; 9] = [
+    pub const ALL: [Route; 10] = [
         Route::Ping,
         Route::Bad,
         Route::OkBlocking,
@@ -61,6 +65,7 @@ impl Route {
         Route::OkCpuYield,
         Route::OkCpuPool,
         Route::Stalls,
+        Route::Events,
     ];
 
     /// The canonical path.
@@ -75,6 +80,7 @@ impl Route {
             Route::OkCpuYield => "/ok-cpu-yield",
             Route::OkCpuPool => "/ok-cpu-pool",
             Route::Stalls => "/stalls",
+            Route::Events => "/events",
         }
     }
 
@@ -91,6 +97,7 @@ impl Route {
             Route::OkCpuYield => &["/ok-cpu-yield"],
             Route::OkCpuPool => &["/ok-cpu-pool"],
             Route::Stalls => &["/stalls"],
+            Route::Events => &["/events"],
         }
     }
 
@@ -144,6 +151,7 @@ mod tests {
             "/bad/",
             "/ok_await",
             "/stalls/",
+            "/events/",
             "/cpu",
             "/bad-cpu/",
             "",

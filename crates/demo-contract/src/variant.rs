@@ -1,11 +1,22 @@
-//! The at-rest experiment's server variants. A server started with `--threads 1` and its
-//! variant's variable set to `1` arranges its threads differently, so that the experiment can
-//! tell the cost of one thread waking another apart from everything else about a stack.
+//! The experiments' server variants. A server started with `--threads 1` and its variant's
+//! variable set to `1` differs from its stock self in one arrangement, so that an experiment
+//! can tell that arrangement's effect apart from everything else about a stack.
+//!
+//! The first two are the at-rest experiment's ([`VARIANTS`]): they arrange the threads
+//! differently, to tell the cost of one thread waking another. The last two are the race
+//! experiment's ([`RACE_VARIANTS`]): they change one setting that may decide whether a request
+//! arriving during a burst is answered within it, actix-http's `client_request_timeout` (0,
+//! off) and tokio's `event_interval` (1).
 //!
 //! Each variant is named here only; its arrangement lives beside its stack's stock one, in the
-//! function the server's `main` calls: [`TOKIO_REACTOR_ON_WORKER`] in `for_tokio::run`,
-//! [`SMOL_EXECUTOR_ON_MAIN`] in `for_async_io::run_executor`. The servers' `main.rs` never
-//! mention them.
+//! function the server's `main` calls:
+//! - [`TOKIO_REACTOR_ON_WORKER`] in `for_tokio::run`;
+//! - [`SMOL_EXECUTOR_ON_MAIN`] in `for_async_io::run_executor`;
+//! - [`ACTIX_REQUEST_TIMEOUT_OFF`] in `for_actix::run`;
+//! - [`TOKIO_EVENT_INTERVAL_1`] in the runtime builder of `for_tokio::runtime` (which
+//!   `for_tokio::run` uses).
+//!
+//! The servers' `main.rs` never mention them.
 
 use crate::Args;
 
@@ -58,8 +69,11 @@ pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
             two handlers",
 };
 
-/// Every variant, in the order the at-rest experiment runs them.
+/// The at-rest experiment's variants, in the order it runs them.
 pub const VARIANTS: [Variant; 2] = [TOKIO_REACTOR_ON_WORKER, SMOL_EXECUTOR_ON_MAIN];
+
+/// The race experiment's variants.
+pub const RACE_VARIANTS: [Variant; 2] = [ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1];
 
 impl Variant {
     /// Whether this server was started as the variant: one reactor thread, the variable `1`.

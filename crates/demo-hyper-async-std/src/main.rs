@@ -16,6 +16,9 @@
 //!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
+//! - Events: with `--events`, `for_hyper::serve` records each connection as its accept loop
+//!   takes it (hence `listener.accept()`, which gives the client's address, rather than
+//!   `incoming()`) and each request's start and end; `GET /events` reports them.
 
 use std::time::Duration;
 
@@ -105,7 +108,9 @@ fn main() -> std::io::Result<()> {
         let listener = TcpListener::from(demo_contract::listen(args.addr())?);
         let stop = for_async_io::shutdown_signal()?;
         demo.announce(listener.local_addr()?);
-        let incoming = listener.incoming().map(|stream| stream.map(FuturesIo::new));
+        let incoming = futures_lite::stream::repeat(()).then(|()| listener.accept());
+        let incoming =
+            incoming.map(|accepted| accepted.map(|(io, peer)| (FuturesIo::new(io), peer)));
         let spawn = |task| drop(task::spawn(task));
         for_hyper::serve(HyperAsyncStd, demo, incoming, spawn, SmolTimer::new(), stop).await;
         Ok(())

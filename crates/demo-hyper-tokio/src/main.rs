@@ -11,6 +11,8 @@
 //!   on the shared rayon pool of one thread per core (`cpu::on_pool`).
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
+//! - Events: with `--events`, `for_hyper::serve` records each connection as its accept loop
+//!   takes it and each request's start and end; `GET /events` reports them.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -102,7 +104,7 @@ async fn serve(demo: Demo, addr: SocketAddr, spawn: fn(Task)) -> std::io::Result
     let incoming = futures_lite::stream::poll_fn(|cx| {
         listener
             .poll_accept(cx)
-            .map(|accepted| Some(accepted.map(|(stream, _)| TokioIo::new(stream))))
+            .map(|accepted| Some(accepted.map(|(stream, peer)| (TokioIo::new(stream), peer))))
     });
     for_hyper::serve(
         HyperTokio,

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use bench_client::burst::{self, Burst, Connect};
 use bench_client::http::{Connection, Endpoint, Reply, get_once};
 use bench_client::target::{REFERENCE_READY_WITHIN, ServerProcess};
-use demo_contract::{CpuWork, Pong, Route, Work};
+use demo_contract::{CpuWork, Event, EventsBody, Pong, Route, What, Work};
 use hyper::Method;
 use nix::sys::signal::Signal;
 
@@ -53,7 +53,9 @@ macro_rules! contract_tests {
             stalls_are_logged_while_they_run_under_their_route,
             slow_requests_with_short_polls_are_no_stalls,
             a_block_under_the_threshold_is_no_stall,
-            stall_ms_0_turns_the_detector_off
+            stall_ms_0_turns_the_detector_off,
+            events_record_accepts_and_handlers_in_order_and_drain,
+            events_are_off_without_the_flag
         );
     };
     (@each $binary:expr => $($check:ident),*) => {
@@ -447,12 +449,10 @@ pub fn bad_ms_is_a_400_in_json_and_the_server_goes_on(binary: &str) {
         let body: CpuWork = reply.json().expect("a CPU work body");
         assert_eq!(body.work.slept_ms, 0);
         assert_eq!(get(server.endpoint(), "/ping").await.status, 200);
-        // `/stalls` is no work route: it takes no `?ms=` and ignores its query.
-        assert_json(
-            &get(server.endpoint(), "/stalls?ms=abc").await,
-            200,
-            "/stalls?ms=abc",
-        );
+        // `/stalls` and `/events` are no work routes: they take no `?ms=` and ignore their query.
+        for path in ["/stalls?ms=abc", "/events?ms=abc"] {
+            assert_json(&get(server.endpoint(), path).await, 200, path);
+        }
     });
 }
 
@@ -463,7 +463,14 @@ pub fn unknown_paths_are_404_and_other_methods_405(binary: &str) {
         let mut connection = Connection::open(server.endpoint())
             .await
             .expect("a connection");
-        for path in ["/ping", "/bad", "/ok-def", "/ok-cpu-pool", "/stalls"] {
+        for path in [
+            "/ping",
+            "/bad",
+            "/ok-def",
+            "/ok-cpu-pool",
+            "/stalls",
+            "/events",
+        ] {
             let reply = connection
                 .send(Method::POST, path)
                 .await
@@ -822,5 +829,168 @@ pub fn stall_ms_0_turns_the_detector_off(binary: &str) {
                 .any(|line| line.contains("(still running)") || line.contains(" held reactor ")),
             "{lines:?}"
         );
+    });
+}
+
+/// `GET /events` on `connection`, checked to be a 200 in JSON with exactly the contract's
+/// fields (`route` only where a handler ran), and parsed.
+async fn events(connection: &mut Connection) -> EventsBody {
+    let reply = connection
+        .send(Method::GET, "/events")
+        .await
+        .expect("an answer to /events");
+    assert_json(&reply, 200, "/events");
+    let text = String::from_utf8_lossy(&reply.body).into_owned();
+    let value: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"));
+    let keys = |value: &serde_json::Value| -> Vec<String> {
+        let mut keys: Vec<String> = value
+            .as_object()
+            .unwrap_or_else(|| panic!("not an object: {text}"))
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort_unstable();
+        keys
+    };
+    assert_eq!(keys(&value), ["events", "recording"], "{text}");
+    let body: EventsBody =
+        serde_json::from_value(value.clone()).unwrap_or_else(|error| panic!("{error}: {text}"));
+    for (event, value) in body.events.iter().zip(value["events"].as_array().unwrap()) {
+        let expected: &[&str] = match event.what {
+            What::Accepted => &["at_us", "peer", "what"],
+            What::Started | What::Ended => &["at_us", "peer", "route", "what"],
+        };
+        assert_eq!(keys(value), expected, "{text}");
+    }
+    body
+}
+
+/// The events of the client at port `peer`, as (what, route).
+fn events_of(body: &EventsBody, peer: u16) -> Vec<(What, Option<&str>)> {
+    body.events
+        .iter()
+        .filter(|event| event.peer == peer)
+        .map(|event| (event.what, event.route.as_deref()))
+        .collect()
+}
+
+/// With `--events`: two requests on one keep-alive connection and one on another, then
+/// `GET /events` on a third. Each connection's `accepted` comes before its handlers, each
+/// `started` before its `ended` (at least the 10 ms sleep later), in the order of the clock,
+/// under the paths requested; `/events` itself is not recorded, and a second call finds
+/// nothing of the first's.
+pub fn events_record_accepts_and_handlers_in_order_and_drain(binary: &str) {
+    block_on(async {
+        let server = start(binary, &["--events"]).await;
+        let endpoint = server.endpoint();
+        let mut watcher = Connection::open(endpoint).await.expect("a connection");
+        let mut first = Connection::open(endpoint).await.expect("a connection");
+        let mut second = Connection::open(endpoint).await.expect("a connection");
+        for (on_first, path) in [
+            (true, "/bad?ms=10"),
+            (true, "/ok-await?ms=10"),
+            (false, "/ok-def?ms=10"),
+        ] {
+            let connection = if on_first { &mut first } else { &mut second };
+            let reply = connection.send(Method::GET, path).await.expect("an answer");
+            assert_json(&reply, 200, path);
+        }
+        assert!(!first.is_closed(), "the first connection was kept alive");
+
+        let body = events(&mut watcher).await;
+        assert!(body.recording, "{body:?}");
+        assert_eq!(
+            events_of(&body, first.local_port()),
+            [
+                (What::Accepted, None),
+                (What::Started, Some("/bad")),
+                (What::Ended, Some("/bad")),
+                (What::Started, Some("/ok-await")),
+                (What::Ended, Some("/ok-await")),
+            ],
+            "{body:?}"
+        );
+        assert_eq!(
+            events_of(&body, second.local_port()),
+            [
+                (What::Accepted, None),
+                (What::Started, Some("/ok-def")),
+                (What::Ended, Some("/ok-def")),
+            ],
+            "{body:?}"
+        );
+        assert_eq!(
+            events_of(&body, watcher.local_port()),
+            [(What::Accepted, None)],
+            "/events itself is not recorded: {body:?}"
+        );
+        assert_eq!(body.events.len(), 9, "nothing else: {body:?}");
+        assert!(
+            body.events.is_sorted_by_key(|event| event.at_us),
+            "not in the order of the clock: {body:?}"
+        );
+        let at = |peer: u16, what: What, route: &str| -> u64 {
+            body.events
+                .iter()
+                .find(|event| {
+                    event.peer == peer
+                        && event.what == what
+                        && event.route.as_deref() == Some(route)
+                })
+                .map(|event: &Event| event.at_us)
+                .expect("the event")
+        };
+        let slept = at(first.local_port(), What::Ended, "/bad")
+            - at(first.local_port(), What::Started, "/bad");
+        assert!(slept >= 9_000, "/bad?ms=10 ran for {slept} µs: {body:?}");
+
+        let again = events(&mut watcher).await;
+        assert_eq!(
+            again,
+            EventsBody {
+                recording: true,
+                events: Vec::new()
+            },
+            "the first call drained the record"
+        );
+        // A new connection is recorded after the drain, and only it.
+        let mut late = Connection::open(endpoint).await.expect("a connection");
+        assert_eq!(
+            late.send(Method::GET, "/ping").await.expect("/ping").status,
+            200
+        );
+        let body = events(&mut watcher).await;
+        let seen: Vec<(u16, What, Option<&str>)> = body
+            .events
+            .iter()
+            .map(|event| (event.peer, event.what, event.route.as_deref()))
+            .collect();
+        let late = late.local_port();
+        assert_eq!(
+            seen,
+            [
+                (late, What::Accepted, None),
+                (late, What::Started, Some("/ping")),
+                (late, What::Ended, Some("/ping")),
+            ],
+            "{body:?}"
+        );
+    });
+}
+
+/// Without `--events`, `/events` answers that nothing is recorded, whatever was served.
+pub fn events_are_off_without_the_flag(binary: &str) {
+    block_on(async {
+        let server = start(binary, &[]).await;
+        assert_eq!(get(server.endpoint(), "/bad?ms=10").await.status, 200);
+        for _ in 0..2 {
+            let reply = get(server.endpoint(), "/events").await;
+            assert_json(&reply, 200, "/events");
+            assert_eq!(
+                String::from_utf8_lossy(&reply.body),
+                r#"{"recording":false,"events":[]}"#
+            );
+        }
     });
 }

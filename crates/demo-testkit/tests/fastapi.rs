@@ -77,7 +77,9 @@ reference_checks!(
     blocking_polls_are_counted_as_stalls,
     slow_requests_with_short_polls_are_no_stalls,
     a_block_under_the_threshold_is_no_stall,
-    stall_ms_0_turns_the_detector_off
+    stall_ms_0_turns_the_detector_off,
+    events_record_accepts_and_handlers_in_order_and_drain,
+    events_are_off_without_the_flag
 );
 
 /// The README's command for an app somebody else runs, `bench-client --url
