@@ -51,16 +51,18 @@ pub enum Point {
     AfterAccepts,
     AfterWrites,
     InFirstSleep,
+    InFirstSleepAcceptedFirst,
     OwnConnection,
 }
 
 impl Point {
     /// Every point, in the order of the burst.
-    pub const ALL: [Point; 5] = [
+    pub const ALL: [Point; 6] = [
         Point::BeforeBurst,
         Point::AfterAccepts,
         Point::AfterWrites,
         Point::InFirstSleep,
+        Point::InFirstSleepAcceptedFirst,
         Point::OwnConnection,
     ];
 
@@ -82,6 +84,11 @@ impl Point {
                 "on the pinger's open connection, half a sleep after every burst request was \
                  written"
             }
+            Point::InFirstSleepAcceptedFirst => {
+                "the same, but on burst connections all opened and accepted by the server \
+                 before the first request was written, as the comparison's `--connect before`: \
+                 the one thing it changes from the point before"
+            }
             Point::OwnConnection => {
                 "on a connection of its own, opened half a sleep after every burst request \
                  was written: the original's client, whose pool lent the pinger's idle \
@@ -97,6 +104,7 @@ impl Point {
             Point::AfterAccepts => "after the accepts",
             Point::AfterWrites => "after the writes",
             Point::InFirstSleep => "in the first sleep",
+            Point::InFirstSleepAcceptedFirst => "in the first sleep, accepted first",
             Point::OwnConnection => "own connection, first sleep",
         }
     }
@@ -168,12 +176,22 @@ pub struct ArrivalTrial {
     pub index: usize,
     /// From the ping's write to its whole answer.
     pub ping_ms: Option<f64>,
-    /// Burst requests whose handler had ended when the ping's started (the server's record).
-    pub handled_after: Option<usize>,
-    /// Burst connections the server had accepted when the ping's handler started.
-    pub accepted_before: Option<usize>,
+    /// Where the server's record places the ping; `None` if it recorded none.
+    pub order: Option<ServerOrder>,
     /// Why the trial has no verdict: a request or the ping failed.
     pub error: Option<String>,
+}
+
+/// Where the server's own record of events places the ping among the burst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerOrder {
+    /// Burst requests whose handler had ended when the ping's started.
+    pub handled_after: usize,
+    /// Burst connections the server had accepted when the ping's handler started.
+    pub accepted_before: usize,
+    /// Burst connections it had accepted when the first burst handler started: those whose
+    /// requests were queued before the first sleep.
+    pub accepted_before_first: usize,
 }
 
 /// Runs every point's trials on each target, one reactor thread each.
@@ -228,8 +246,7 @@ async fn trial(running: &Running, plan: &ArrivalPlan, point: Point, index: usize
             point,
             index,
             ping_ms: None,
-            handled_after: None,
-            accepted_before: None,
+            order: None,
             error: Some(error),
         },
     }
@@ -273,6 +290,12 @@ impl Burst {
                 let connections = burst::connect_all(&self.peer, self.port, self.n).await;
                 let ping = send(pinger.expect("opened"), &self.ping).await;
                 (ping, self.send_on(connections).await)
+            }
+            Point::InFirstSleepAcceptedFirst => {
+                let connections = burst::connect_all(&self.peer, self.port, self.n).await;
+                let burst = self.send_on(connections).await;
+                tokio::time::sleep(self.half_sleep).await;
+                (send(pinger.expect("opened"), &self.ping).await, burst)
             }
             Point::AfterWrites | Point::InFirstSleep | Point::OwnConnection => {
                 let burst = self.send_during().await;
@@ -393,35 +416,36 @@ impl Arrival {
         index: usize,
         events: Option<&EventsBody>,
     ) -> ArrivalTrial {
-        let order = events.and_then(|events| self.order(events));
         ArrivalTrial {
             target,
             point,
             index,
             ping_ms: Some(self.ping_ms),
-            handled_after: order.map(|(handled, _)| handled),
-            accepted_before: order.map(|(_, accepted)| accepted),
+            order: events.and_then(|events| self.order(events)),
             error: None,
         }
     }
 
-    /// When the ping's handler started (its last `/ping` on its connection: the first, on
-    /// the pinger's connection, was its warm-up): how many burst handlers had ended and how
-    /// many burst connections had been accepted. `None` if the server recorded no such start.
-    fn order(&self, events: &EventsBody) -> Option<(usize, usize)> {
-        let is_burst = |peer: u16| self.burst_ports.contains(&peer);
+    /// Where `events` place the ping: counted when its handler started (its last `/ping` on
+    /// its connection: the first, on the pinger's connection, was its warm-up). `None` if the
+    /// server recorded no such start.
+    fn order(&self, events: &EventsBody) -> Option<ServerOrder> {
+        let burst = |what: What| {
+            (events.events.iter())
+                .filter(move |e| e.what == what && self.burst_ports.contains(&e.peer))
+        };
         let ping_started = (events.events.iter())
             .filter(|event| event.what == What::Started && event.peer == self.ping_port)
             .filter(|event| event.route.as_deref() == Some(Route::Ping.path()))
             .map(|event| event.at_us)
             .next_back()?;
-        let before = |what: What| {
-            (events.events.iter())
-                .filter(|event| event.what == what && is_burst(event.peer))
-                .filter(|event| event.at_us <= ping_started)
-                .count()
-        };
-        Some((before(What::Ended), before(What::Accepted)))
+        let first_started = burst(What::Started).map(|event| event.at_us).next();
+        let until = |what: What, at_us: u64| burst(what).filter(|e| e.at_us <= at_us).count();
+        Some(ServerOrder {
+            handled_after: until(What::Ended, ping_started),
+            accepted_before: until(What::Accepted, ping_started),
+            accepted_before_first: first_started.map_or(0, |at_us| until(What::Accepted, at_us)),
+        })
     }
 }
 
@@ -439,6 +463,8 @@ pub struct ArrivalTally {
     pub ping_sleeps: Option<[f64; 3]>,
     /// Burst connections accepted when the ping's handler started: min, median, max.
     pub accepted_before: Option<[f64; 3]>,
+    /// Burst connections accepted when the first burst handler started: min, median, max.
+    pub accepted_before_first: Option<[f64; 3]>,
 }
 
 /// Each (target, point)'s trials counted, in the order first measured.
@@ -461,7 +487,8 @@ pub fn tally(trials: &[ArrivalTrial], sleep_ms: u64) -> Vec<ArrivalTally> {
 
 fn tally_of(target: &str, point: Point, trials: &[&ArrivalTrial], sleep_ms: u64) -> ArrivalTally {
     let mut handled_after: Vec<(usize, usize)> = Vec::new();
-    for handled in trials.iter().filter_map(|trial| trial.handled_after) {
+    let orders: Vec<ServerOrder> = trials.iter().filter_map(|trial| trial.order).collect();
+    for handled in orders.iter().map(|order| order.handled_after) {
         match handled_after
             .iter_mut()
             .find(|(count, _)| *count == handled)
@@ -482,10 +509,10 @@ fn tally_of(target: &str, point: Point, trials: &[&ArrivalTrial], sleep_ms: u64)
         failed: trials.iter().filter(|trial| trial.error.is_some()).count(),
         handled_after,
         ping_sleeps: spread(sleeps),
-        accepted_before: spread(
-            (trials.iter())
-                .filter_map(|trial| trial.accepted_before)
-                .map(|accepted| accepted as f64)
+        accepted_before: spread(orders.iter().map(|o| o.accepted_before as f64).collect()),
+        accepted_before_first: spread(
+            (orders.iter())
+                .map(|order| order.accepted_before_first as f64)
                 .collect(),
         ),
     }
@@ -532,7 +559,12 @@ mod tests {
             ping_port: 9,
             burst_ports: vec![1, 2, 3],
         };
-        assert_eq!(arrival.order(&events), Some((2, 3)));
+        let order = ServerOrder {
+            handled_after: 2,
+            accepted_before: 3,
+            accepted_before_first: 1,
+        };
+        assert_eq!(arrival.order(&events), Some(order));
         let silent = EventsBody {
             recording: false,
             events: Vec::new(),
@@ -547,8 +579,11 @@ mod tests {
             point: Point::AfterWrites,
             index: 0,
             ping_ms: handled.map(|k| 50.0 * (k + 1) as f64),
-            handled_after: handled,
-            accepted_before: handled,
+            order: handled.map(|handled_after| ServerOrder {
+                handled_after,
+                accepted_before: 4,
+                accepted_before_first: 1,
+            }),
             error: error.map(str::to_owned),
         };
         let trials = [

@@ -208,6 +208,13 @@ pub struct Done {
     pub outcome: Result<Ran, String>,
 }
 
+impl Done {
+    /// Whether it wrote its results with nothing failed.
+    pub fn complete(&self) -> bool {
+        matches!(&self.outcome, Ok(ran) if ran.failures == 0)
+    }
+}
+
 impl Experiment {
     /// The command line that runs it alone.
     pub fn command_line(&self) -> String {
@@ -298,8 +305,9 @@ pub async fn run() -> Vec<Done> {
 /// The README's sentence on the job: how long it took, and where the record is.
 pub fn readme_sentence(done: &[Done]) -> String {
     let took: Duration = done.iter().map(|experiment| experiment.took).sum();
-    let complete = (done.iter())
-        .filter(|experiment| matches!(&experiment.outcome, Ok(ran) if ran.failures == 0))
+    let complete = done
+        .iter()
+        .filter(|experiment| experiment.complete())
         .count();
     let (minutes, seconds) = (took.as_secs() / 60, took.as_secs() % 60);
     let mut sentence = format!(
@@ -348,7 +356,7 @@ pub fn record(environment: &Environment, done: &[Done]) -> String {
     );
     for experiment in done {
         let outcome = match &experiment.outcome {
-            Ok(ran) if ran.failures == 0 => "complete".to_owned(),
+            _ if experiment.complete() => "complete".to_owned(),
             Ok(ran) => format!("{} failed", ran.failures),
             Err(error) => format!("not written: {error}"),
         };

@@ -68,7 +68,7 @@ impl Progress {
     /// A view of `stages`, run in order, drawn on stderr.
     pub fn new(stages: Vec<Stage>) -> Progress {
         let total: Duration = stages.iter().map(|stage| stage.estimate).sum();
-        let bar = ProgressBar::new(millis(total));
+        let bar = ProgressBar::new(whole_millis(total));
         let style = ProgressStyle::with_template(TEMPLATE)
             .expect("a valid template")
             .with_key("eta_from_plan", eta_from_plan)
@@ -101,7 +101,7 @@ impl Progress {
         self.done += self.running;
         self.running = estimate;
         self.step += 1;
-        self.bar.set_position(millis(self.done));
+        self.bar.set_position(whole_millis(self.done));
         let line = format!(
             "{} · {target} {what} ({}/{})",
             self.stage_name(),
@@ -131,7 +131,7 @@ impl Progress {
         self.running = Duration::ZERO;
         self.stage += 1;
         self.step = 0;
-        self.bar.set_position(millis(self.done));
+        self.bar.set_position(whole_millis(self.done));
     }
 
     /// A line printed above the view (or as it is, without a terminal).
@@ -179,8 +179,8 @@ impl Progress {
     }
 
     fn eta_text(&self) -> String {
-        let total = millis(self.stages.iter().map(|stage| stage.estimate).sum());
-        let eta = time_left(self.started.elapsed(), millis(self.done), total);
+        let total = whole_millis(self.stages.iter().map(|stage| stage.estimate).sum());
+        let eta = time_left(self.started.elapsed(), whole_millis(self.done), total);
         clock(eta)
     }
 }
@@ -236,7 +236,8 @@ pub fn clock(duration: Duration) -> String {
     text
 }
 
-fn millis(duration: Duration) -> u64 {
+/// The bar counts whole milliseconds.
+fn whole_millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -17,7 +17,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use demo_contract::Route;
-use demo_contract::variant::{ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1, Variant};
+use demo_contract::variant::{
+    ACTIX_KEEP_ALIVE_60S, ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1, Variant,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::arrival::{self, ArrivalPlan, ArrivalTally, ArrivalTrial};
@@ -138,7 +140,7 @@ pub struct Flip {
 }
 
 /// Every flip, in the order they run.
-pub const FLIPS: [Flip; 2] = [
+pub const FLIPS: [Flip; 3] = [
     Flip {
         variant: ACTIX_REQUEST_TIMEOUT_OFF,
         sleep_ms: 500,
@@ -147,6 +149,15 @@ pub const FLIPS: [Flip; 2] = [
         tests: "actix-web's 408s: a connection's deadline for its first request is counted \
                 from the worker's cached clock, which a blocked worker does not update, so it \
                 runs out early; with client_request_timeout off there is no deadline",
+    },
+    Flip {
+        variant: ACTIX_KEEP_ALIVE_60S,
+        sleep_ms: 500,
+        connect: Connect::Before,
+        trials: Some(5),
+        tests: "actix-web's reset connections: the pinger's idle keep-alive connection is \
+                closed when its 5 s keep-alive runs out, which it does while the worker is \
+                blocked for 5 s and the next ping waits unread; kept 60 s, it is not",
     },
     Flip {
         variant: TOKIO_EVENT_INTERVAL_1,

@@ -41,8 +41,8 @@ async fn the_servers_record_places_the_ping_among_the_burst() {
         let trials = arrivals(server, points).await;
         assert_eq!(trials.len(), 4, "{trials:?}");
         for trial in &trials {
-            let handled = trial.handled_after.expect("the server recorded the ping");
-            let accepted = trial.accepted_before.expect("and the burst's accepts");
+            let order = trial.order.expect("the server recorded the ping");
+            let (handled, accepted) = (order.handled_after, order.accepted_before);
             match trial.point {
                 Point::BeforeBurst => assert_eq!(handled, 0, "{server}: {trial:?}"),
                 _ => {

@@ -32,10 +32,9 @@ fn main() -> ExitCode {
         match &cli.command {
             Some(Command::All) => {
                 let done = job::run().await;
-                let failed = (done.iter())
-                    .filter(
-                        |experiment| !matches!(&experiment.outcome, Ok(ran) if ran.failures == 0),
-                    )
+                let failed = done
+                    .iter()
+                    .filter(|experiment| !experiment.complete())
                     .count();
                 eprintln!("wrote {}", job::RECORD);
                 Ok(failed)

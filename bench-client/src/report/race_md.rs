@@ -158,6 +158,13 @@ fn arrival(race: &RaceReport) -> String {
     out.push_str(&matrix(&race.arrival, points, |tally| {
         spread_whole(tally.accepted_before)
     }));
+    out.push_str(
+        "\nThe burst connections it had accepted when it started the first burst handler, the \
+         requests queued before the first sleep: min / median / max.\n\n",
+    );
+    out.push_str(&matrix(&race.arrival, points, |tally| {
+        spread_whole(tally.accepted_before_first)
+    }));
     out.push_str(&points_legend(points));
     out
 }

@@ -1,8 +1,8 @@
 //! actix-web glue: [`Sleep`] as an extractor, the bodies as responses, JSON 404/405, the
 //! stall detector's middleware, the order of events (`--events`: accepts in `on_connect`,
 //! handlers in a middleware), and [`run`]: the server set up from the command line, with a
-//! graceful stop on our own signal handlers, and the home of the race experiment's variant
-//! [`ACTIX_REQUEST_TIMEOUT_OFF`].
+//! graceful stop on our own signal handlers, and the home of the race experiment's variants
+//! [`ACTIX_REQUEST_TIMEOUT_OFF`] and [`ACTIX_KEEP_ALIVE_60S`].
 
 use std::any::Any;
 use std::fmt;
@@ -24,7 +24,7 @@ use reactor_watch::Watched;
 
 use crate::body::to_json;
 use crate::for_tokio::Shutdown;
-use crate::variant::ACTIX_REQUEST_TIMEOUT_OFF;
+use crate::variant::{ACTIX_KEEP_ALIVE_60S, ACTIX_REQUEST_TIMEOUT_OFF};
 use crate::{
     ApiError, Args, CpuWork, Demo, EventsBody, Pong, Route, SHUTDOWN_GRACE, Sleep, StallsJson, Work,
 };
@@ -174,7 +174,8 @@ pub fn record_events<S: Service<ServiceRequest>>(
 ///   accepted it: a worker blocked by `/bad` records its new connections only once free.
 /// - With [`ACTIX_REQUEST_TIMEOUT_OFF`] requested, the race experiment's variant:
 ///   actix-http's `client_request_timeout` is 0, so a new connection has no deadline for its
-///   first request's head.
+///   first request's head; with [`ACTIX_KEEP_ALIVE_60S`], an idle connection is kept 60 s
+///   instead of 5.
 pub async fn run<F, I, S, B>(
     demo: Demo,
     args: &Args,
@@ -197,6 +198,9 @@ where
         .shutdown_timeout(SHUTDOWN_GRACE.as_secs());
     if ACTIX_REQUEST_TIMEOUT_OFF.requested(args) {
         server = server.client_request_timeout(Duration::ZERO);
+    }
+    if ACTIX_KEEP_ALIVE_60S.requested(args) {
+        server = server.keep_alive(Duration::from_secs(60));
     }
     if let Some(pool) = args.blocking_threads {
         server = server.worker_max_blocking_threads(pool);

@@ -3,16 +3,16 @@
 //! can tell that arrangement's effect apart from everything else about a stack.
 //!
 //! The first two are the at-rest experiment's ([`VARIANTS`]): they arrange the threads
-//! differently, to tell the cost of one thread waking another. The last two are the race
+//! differently, to tell the cost of one thread waking another. The other three are the race
 //! experiment's ([`RACE_VARIANTS`]): they change one setting that may decide whether a request
 //! arriving during a burst is answered within it, actix-http's `client_request_timeout` (0,
-//! off) and tokio's `event_interval` (1).
+//! off) and `keep_alive` (60 s), and tokio's `event_interval` (1).
 //!
 //! Each variant is named here only; its arrangement lives beside its stack's stock one, in the
 //! function the server's `main` calls:
 //! - [`TOKIO_REACTOR_ON_WORKER`] in `for_tokio::run`;
 //! - [`SMOL_EXECUTOR_ON_MAIN`] in `for_async_io::run_executor`;
-//! - [`ACTIX_REQUEST_TIMEOUT_OFF`] in `for_actix::run`;
+//! - [`ACTIX_REQUEST_TIMEOUT_OFF`] and [`ACTIX_KEEP_ALIVE_60S`] in `for_actix::run`;
 //! - [`TOKIO_EVENT_INTERVAL_1`] in the runtime builder of `for_tokio::runtime` (which
 //!   `for_tokio::run` uses).
 //!
@@ -59,6 +59,16 @@ pub const ACTIX_REQUEST_TIMEOUT_OFF: Variant = Variant {
             for its first request's head, so no 408 whatever the worker's cached clock says",
 };
 
+/// demo-actix with a keep-alive of 60 s instead of 5 (`about` says what changes).
+pub const ACTIX_KEEP_ALIVE_60S: Variant = Variant {
+    server: "demo-actix",
+    variable: "DEMO_ACTIX_KEEP_ALIVE_60S",
+    label: "demo-actix (keep-alive 60 s)",
+    about: "actix-http's keep_alive set to 60 s instead of its default 5 s: an idle \
+            keep-alive connection whose next request waits unread behind a blocked worker is \
+            not closed when the worker comes back after 5 s",
+};
+
 /// A tokio server polling its I/O driver after every task (`about` says what changes).
 pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
     server: "demo-hyper-tokio",
@@ -73,7 +83,11 @@ pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
 pub const VARIANTS: [Variant; 2] = [TOKIO_REACTOR_ON_WORKER, SMOL_EXECUTOR_ON_MAIN];
 
 /// The race experiment's variants.
-pub const RACE_VARIANTS: [Variant; 2] = [ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1];
+pub const RACE_VARIANTS: [Variant; 3] = [
+    ACTIX_REQUEST_TIMEOUT_OFF,
+    ACTIX_KEEP_ALIVE_60S,
+    TOKIO_EVENT_INTERVAL_1,
+];
 
 impl Variant {
     /// Whether this server was started as the variant: one reactor thread, the variable `1`.
