@@ -19,8 +19,8 @@ use tokio::task::JoinHandle;
 
 use crate::burst::{self, REQUEST_TIMEOUT};
 use crate::http::{self, HttpError, Reply};
-use crate::race::spread;
 use crate::session::{self, Event, Running, ServerSetup, Step};
+use crate::stats::{counted, grouped, spread};
 use crate::target::Target;
 use crate::units::millis;
 use crate::wire::{self, Peer, Request};
@@ -469,34 +469,15 @@ pub struct ArrivalTally {
 
 /// Each (target, point)'s trials counted, in the order first measured.
 pub fn tally(trials: &[ArrivalTrial], sleep_ms: u64) -> Vec<ArrivalTally> {
-    let mut keys: Vec<(&str, Point)> = Vec::new();
-    for trial in trials {
-        if !keys.contains(&(trial.target.as_str(), trial.point)) {
-            keys.push((trial.target.as_str(), trial.point));
-        }
-    }
-    (keys.into_iter())
-        .map(|(target, point)| {
-            let mine: Vec<&ArrivalTrial> = (trials.iter())
-                .filter(|trial| trial.target == target && trial.point == point)
-                .collect();
-            tally_of(target, point, &mine, sleep_ms)
-        })
+    let groups = grouped(trials, |trial| (trial.target.as_str(), trial.point));
+    (groups.into_iter())
+        .map(|((target, point), mine)| tally_of(target, point, &mine, sleep_ms))
         .collect()
 }
 
 fn tally_of(target: &str, point: Point, trials: &[&ArrivalTrial], sleep_ms: u64) -> ArrivalTally {
-    let mut handled_after: Vec<(usize, usize)> = Vec::new();
     let orders: Vec<ServerOrder> = trials.iter().filter_map(|trial| trial.order).collect();
-    for handled in orders.iter().map(|order| order.handled_after) {
-        match handled_after
-            .iter_mut()
-            .find(|(count, _)| *count == handled)
-        {
-            Some((_, trials)) => *trials += 1,
-            None => handled_after.push((handled, 1)),
-        }
-    }
+    let mut handled_after = counted(orders.iter().map(|order| order.handled_after));
     handled_after.sort_unstable();
     let sleeps: Vec<f64> = (trials.iter())
         .filter_map(|trial| trial.ping_ms)

@@ -24,6 +24,7 @@ use tokio::sync::Semaphore;
 
 use crate::http::{Endpoint, HttpError, Reply};
 use crate::kernel;
+use crate::stats;
 use crate::units::millis;
 use crate::wire::{self, Peer, Request};
 
@@ -128,14 +129,9 @@ impl Burst {
 impl ErrorCount {
     /// Each distinct reason of `reasons` with how often it came, in the order first seen.
     pub fn count_all(reasons: impl IntoIterator<Item = String>) -> Vec<ErrorCount> {
-        let mut counts: Vec<ErrorCount> = Vec::new();
-        for reason in reasons {
-            match counts.iter_mut().find(|known| known.reason == reason) {
-                Some(known) => known.count += 1,
-                None => counts.push(ErrorCount { reason, count: 1 }),
-            }
-        }
-        counts
+        (stats::counted(reasons).into_iter())
+            .map(|(reason, count)| ErrorCount { reason, count })
+            .collect()
     }
 }
 

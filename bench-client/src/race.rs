@@ -29,6 +29,7 @@ use crate::environment::Environment;
 use crate::probe::ProbeChoice;
 use crate::progress::Stage;
 use crate::session::{self, Event, Failure, Running, Step};
+use crate::stats::{grouped, spread};
 use crate::target::Target;
 use crate::work::WorkPath;
 
@@ -441,20 +442,9 @@ pub struct Tally {
 
 /// Each (target, connect mode)'s trials counted, in the order first measured.
 pub fn tally(trials: &[Trial]) -> Vec<Tally> {
-    let mut keys: Vec<(&str, Connect)> = Vec::new();
-    for trial in trials {
-        let key = (trial.target.as_str(), trial.connect);
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
-    (keys.into_iter())
-        .map(|(target, connect)| {
-            let mine: Vec<&Trial> = (trials.iter())
-                .filter(|t| t.target == target && t.connect == connect)
-                .collect();
-            tally_of(target, connect, &mine)
-        })
+    let groups = grouped(trials, |trial| (trial.target.as_str(), trial.connect));
+    (groups.into_iter())
+        .map(|((target, connect), mine)| tally_of(target, connect, &mine))
         .collect()
 }
 
@@ -480,13 +470,6 @@ fn tally_of(target: &str, connect: Connect, trials: &[&Trial]) -> Tally {
         open_scheduled: trials.iter().map(|t| t.open_scheduled).sum(),
         open_errors: ErrorCount::count_all(errors),
     }
-}
-
-/// The smallest, the median and the largest of `values`; `None` if there are none.
-pub fn spread(mut values: Vec<f64>) -> Option<[f64; 3]> {
-    values.sort_by(f64::total_cmp);
-    let last = values.len().checked_sub(1)?;
-    Some([values[0], values[last / 2], values[last]])
 }
 
 #[cfg(test)]

@@ -13,6 +13,42 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[rank.min(last)])
 }
 
+/// The smallest, the median ([`percentile`] 50) and the largest of `values`; `None` if there
+/// are none.
+pub fn spread(mut values: Vec<f64>) -> Option<[f64; 3]> {
+    values.sort_by(f64::total_cmp);
+    let median = percentile(&values, 50.0)?;
+    Some([values[0], median, values[values.len() - 1]])
+}
+
+/// `items` in groups of equal `key`, each group in the order of its first item.
+pub fn grouped<'a, T, K: PartialEq>(
+    items: &'a [T],
+    key: impl Fn(&'a T) -> K,
+) -> Vec<(K, Vec<&'a T>)> {
+    let mut groups: Vec<(K, Vec<&'a T>)> = Vec::new();
+    for item in items {
+        let k = key(item);
+        match groups.iter_mut().find(|(known, _)| *known == k) {
+            Some((_, group)) => group.push(item),
+            None => groups.push((k, vec![item])),
+        }
+    }
+    groups
+}
+
+/// Each distinct value of `values` with how often it came, in the order first seen.
+pub fn counted<K: PartialEq>(values: impl IntoIterator<Item = K>) -> Vec<(K, usize)> {
+    let mut counts: Vec<(K, usize)> = Vec::new();
+    for value in values {
+        match counts.iter_mut().find(|(known, _)| *known == value) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((value, 1)),
+        }
+    }
+    counts
+}
+
 /// When the requests of one burst were answered, from its first send: the nearest-rank
 /// percentiles of the answered requests' completion times (the max is the wall time when
 /// every request was answered).

@@ -187,8 +187,8 @@ where
     Ok(())
 }
 
-/// Writes "no data" in the middle of the plotting area.
-fn draw_no_data_note<DB, CT>(area: &DrawingArea<DB, CT>) -> Result<(), PlotError>
+/// Writes "no data to plot" in the middle of the plotting area.
+pub fn draw_no_data_note<DB, CT>(area: &DrawingArea<DB, CT>) -> Result<(), PlotError>
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,

@@ -22,9 +22,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::PlotError;
-use super::figure::{FONT, REFERENCE_COLOUR, colour};
+use super::figure::{FONT, REFERENCE_COLOUR, colour, draw_no_data_note};
 use crate::burst::Connect;
-use crate::race::{INTERLEAVED_BELOW, Outcome, RaceReport, WAITED_FOR_ALL_SHARE};
+use crate::race::{INTERLEAVED_BELOW, Outcome, RaceReport, Tally, WAITED_FOR_ALL_SHARE};
 
 /// About what a repository page shows, as the timeline's figure.
 const WIDTH: u32 = 900;
@@ -163,7 +163,7 @@ where
     let dots = dots(report);
     let rows = report.tallies.len();
     let longest = (report.tallies.iter())
-        .map(|tally| tally.target.chars().count())
+        .map(|tally| row_label(tally).chars().count())
         .max()
         .unwrap_or(0) as u32;
     let sleeps = sleeps_range(report.plan.concurrency, &dots);
@@ -207,6 +207,14 @@ where
     Ok(())
 }
 
+/// A row's name: its stack's, and how many of its trials failed, which have no dot.
+fn row_label(tally: &Tally) -> String {
+    match tally.failed {
+        0 => tally.target.clone(),
+        failed => format!("{} ({failed} failed)", tally.target),
+    }
+}
+
 /// Each row a faint line through its centre, with its stack's name left of the plot.
 fn draw_rows<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -224,7 +232,7 @@ where
         let ends = [(x_range.start, height), (x_range.end, height)];
         chart.draw_series([PathElement::new(ends, BLACK.mix(0.12).stroke_width(1))])?;
         let (x, y) = chart.backend_coord(&(x_range.start, height));
-        root.draw(&Text::new(tally.target.clone(), (x - 10, y), name.clone()))?;
+        root.draw(&Text::new(row_label(tally), (x - 10, y), name.clone()))?;
     }
     Ok(())
 }
@@ -291,28 +299,6 @@ where
         "one dot a trial, failed ones left out",
         (x, y),
         note,
-    ))?;
-    Ok(())
-}
-
-/// Writes "no data to plot" in the middle of the plotting area, as the other figures do.
-fn draw_no_data_note<DB: DrawingBackend, CT: CoordTranslate>(
-    area: &DrawingArea<DB, CT>,
-) -> Result<(), PlotError>
-where
-    DB::ErrorType: 'static,
-{
-    let area = area.strip_coord_spec();
-    let (w, h) = area.dim_in_pixel();
-    let style = text_style(
-        LABEL_SIZE,
-        REFERENCE_COLOUR,
-        Pos::new(HPos::Center, VPos::Center),
-    );
-    area.draw(&Text::new(
-        "no data to plot",
-        (w as i32 / 2, h as i32 / 2),
-        style,
     ))?;
     Ok(())
 }

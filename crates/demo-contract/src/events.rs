@@ -133,25 +133,13 @@ impl Recording {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Polls a future that never returns `Pending` to its end.
-    fn run<F: Future>(future: F) -> F::Output {
-        use std::task::{Context, Poll, Waker};
-        let mut future = std::pin::pin!(future);
-        match future
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
-            Poll::Ready(output) => output,
-            Poll::Pending => panic!("the test future does not wait"),
-        }
-    }
+    use crate::poll_ready;
 
     #[test]
     fn off_records_nothing() {
         let log = EventLog::off();
         log.accepted(1);
-        assert_eq!(run(log.request(1, "/bad").around(async { 7 })), 7);
+        assert_eq!(poll_ready(log.request(1, "/bad").around(async { 7 })), 7);
         assert_eq!(
             log.drain(),
             EventsBody {
@@ -172,7 +160,7 @@ mod tests {
         });
         // Nothing is recorded before the request is polled.
         assert_eq!(log.drain().events.len(), 1);
-        assert_eq!(run(request), "answer");
+        assert_eq!(poll_ready(request), "answer");
         let body = log.drain();
         assert!(body.recording);
         let seen: Vec<(What, u16, Option<&str>)> = body
@@ -197,7 +185,7 @@ mod tests {
     #[test]
     fn events_itself_is_not_recorded() {
         let log = EventLog::start(true);
-        run(log.request(1, "/events").around(async {}));
+        poll_ready(log.request(1, "/events").around(async {}));
         assert!(log.drain().events.is_empty());
     }
 }

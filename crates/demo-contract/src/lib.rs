@@ -243,6 +243,20 @@ pub fn readiness_line(addr: SocketAddr) -> String {
     format!("listening on http://{addr}")
 }
 
+/// Polls a future that never returns `Pending` to its end: the unit tests' executor.
+#[cfg(test)]
+pub(crate) fn poll_ready<F: std::future::Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("the test future does not wait"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

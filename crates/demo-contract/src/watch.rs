@@ -103,6 +103,7 @@ impl RequestWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::poll_ready;
 
     #[test]
     fn labels_name_the_method_and_the_matched_path() {
@@ -123,7 +124,7 @@ mod tests {
         let blocking = watch.wrap(watch.label("GET", Some("/bad")), async {
             std::thread::sleep(Duration::from_millis(60));
         });
-        poll_once(blocking);
+        poll_ready(blocking);
         let json = watch.stalls_json();
         assert!(
             json.starts_with(r#"{"threshold_ms":20,"slow_polls":1,"#),
@@ -133,18 +134,5 @@ mod tests {
             json.contains(r#""by_route":{"GET /bad":{"slow_polls":1,"#),
             "{json}"
         );
-    }
-
-    /// Polls a future that never returns `Pending` to its end.
-    fn poll_once<F: Future>(future: F) -> F::Output {
-        use std::task::{Context, Poll, Waker};
-        let mut future = std::pin::pin!(future);
-        match future
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
-            Poll::Ready(output) => output,
-            Poll::Pending => panic!("the test future does not wait"),
-        }
     }
 }
