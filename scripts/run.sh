@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: build the servers, the bench client and the offload benches (release), set up
+# The main job: build the servers, the bench client and the criterion benches (release), set up
 # the FastAPI reference app (reference/fastapi/setup.sh; without python3 its rows are left out
 # and the Rust comparison goes on), then regenerate results/ from real runs with
 # `bench-client all`: every experiment in turn under one progress view (see `bench-client
@@ -9,14 +9,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins
+# The detectors experiment's tokio poll hooks need tokio's unstable API: one server, built with
+# it into a target folder of its own, so that the build above is not redone for it.
+RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --release --locked \
+    -p demo-hyper-tokio --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 # Exit 3: no python3 (setup.sh said so in one line); the FastAPI rows are left out.
 reference/fastapi/setup.sh || [ "$?" -eq 3 ]
 bench="${CARGO_TARGET_DIR:-target}/release/bench-client"
 if [ "$#" -gt 0 ]; then
     exec "$bench" "$@"
 fi
-# The offload benches are built now, so that the job's record times the benches, not a build.
+# The criterion benches are built now, so that the job's record times the benches, not a build.
 # criterion writes under an absolute target dir (see scripts/offload-cost.sh).
 CARGO_TARGET_DIR="$(realpath -m "${CARGO_TARGET_DIR:-target}")" \
-    cargo bench --locked -p offload-cost --bench offload --no-run
+    cargo bench --locked -p offload-cost --bench offload -p reactor-watch --bench per_poll --no-run
 exec "$bench" all

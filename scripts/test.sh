@@ -11,4 +11,8 @@ case $status in
     3) export REFERENCE_APP=missing ;;
     *) exit "$status" ;;
 esac
+# The detectors experiment's tokio poll hooks need a server built with tokio's unstable API,
+# in a target folder of its own (as scripts/run.sh builds it for the main job).
+RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --locked \
+    -p demo-hyper-tokio --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 cargo test --workspace --locked "$@"

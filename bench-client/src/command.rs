@@ -6,7 +6,8 @@ use std::path::Path;
 
 use demo_contract::variant::VARIANTS;
 
-use crate::cli::{Cli, Command, RaceArgs, RedrawArgs, RestArgs};
+use crate::cli::{Cli, Command, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs};
+use crate::detectors::{self, DetectorRun};
 use crate::progress::{Progress, Stage};
 use crate::race::FlipRun;
 use crate::report::{self, Report};
@@ -36,6 +37,7 @@ pub fn stage(cli: &Cli, name: &str) -> Option<Stage> {
             let (targets, flips) = race_targets(args);
             Some(args.plan().stage(name, &targets, &flips))
         }
+        Some(Command::Detectors(args)) => Some(args.plan().stage(name, &detector_runs(args))),
         Some(Command::Redraw(_) | Command::All) => None,
     }
 }
@@ -47,6 +49,7 @@ pub fn title(cli: &Cli) -> &'static str {
         Some(Command::Sweep(_)) => "the sweep",
         Some(Command::Rest(_)) => "at rest",
         Some(Command::Race(_)) => "the race",
+        Some(Command::Detectors(_)) => "the detectors",
         Some(Command::Redraw(_)) => "redraw",
         Some(Command::All) => "the main job",
     }
@@ -90,6 +93,16 @@ pub async fn run(
             Ok(ran(
                 &args.out,
                 "RACE.md, race.json and the plot",
+                report.failures.len(),
+            ))
+        }
+        Some(Command::Detectors(args)) => {
+            let runs = detector_runs(args);
+            let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+            let report = detectors::detectors(&runs, args.plan(), command, &args.out, on).await?;
+            Ok(ran(
+                &args.out,
+                "DETECTORS.md and detectors.json",
                 report.failures.len(),
             ))
         }
@@ -171,6 +184,11 @@ fn race_targets(args: &RaceArgs) -> (Vec<Target>, Vec<FlipRun>) {
         false => race::flip_runs(&targets, &bin_dir),
     };
     (targets, flips)
+}
+
+/// Each detector on each of the servers asked for that it runs on.
+fn detector_runs(args: &DetectorsArgs) -> Vec<DetectorRun> {
+    detectors::runs(&args.spawn.targets(&all_servers()).0)
 }
 
 fn ran(out: &Path, what: &str, failures: usize) -> Ran {

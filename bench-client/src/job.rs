@@ -48,7 +48,7 @@ pub enum Run {
 }
 
 /// The main job, in order.
-pub const MAIN_JOB: [Experiment; 15] = [
+pub const MAIN_JOB: [Experiment; 17] = [
     Experiment {
         name: "the comparison (results/, README.md's block)",
         run: Run::Command(&["--readme", README]),
@@ -78,6 +78,16 @@ pub const MAIN_JOB: [Experiment; 15] = [
             "--no-flips",
             "--out",
             "results/race-500ms",
+        ]),
+    },
+    Experiment {
+        name: "catching it, side by side (results/detectors/)",
+        run: Run::Command(&[
+            "detectors",
+            "--servers",
+            "all",
+            "--out",
+            "results/detectors",
         ]),
     },
     Experiment {
@@ -158,6 +168,15 @@ pub const MAIN_JOB: [Experiment; 15] = [
             // crates/offload-cost: 16 benchmarks × (1 s warm-up + 3 s measurement), and
             // criterion's analysis; the bench is built with the binaries, before the job.
             estimate: Duration::from_secs(75),
+        },
+    },
+    Experiment {
+        name: "the stall detector's price per poll (results/poll-cost.md)",
+        run: Run::Script {
+            path: "scripts/poll-cost.sh",
+            // crates/reactor-watch: 10 benchmarks × (3 s warm-up + 5 s measurement, criterion's
+            // defaults), and criterion's analysis; built with the binaries, before the job.
+            estimate: Duration::from_secs(95),
         },
     },
 ];

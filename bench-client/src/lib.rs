@@ -19,6 +19,7 @@
 //! - [`race`]: the `/bad` case repeated, to count whether the health check gets in, and
 //!   [`arrival`]: the same with the ping sent at chosen points of the burst;
 //! - [`stalls`]: what a server's own stall detector reported during each case;
+//!   [`detectors`]: the ways of catching a blocked reactor, each on the same workload;
 //! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
 //! - [`stats`]: percentiles, summaries and verdicts, derived in one place;
 //! - [`units`]: milliseconds, the unit of every figure;
@@ -34,6 +35,7 @@ pub mod burst;
 pub mod cli;
 pub mod command;
 pub mod cpu;
+pub mod detectors;
 pub mod environment;
 pub mod http;
 pub mod job;

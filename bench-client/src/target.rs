@@ -216,6 +216,16 @@ pub fn for_comparison(
     (targets, notes)
 }
 
+/// The folder of the servers built with `RUSTFLAGS="--cfg tokio_unstable"` for tokio's unstable
+/// API, beside the folder `bin_dir` of the workspace's own (`target/release` gives
+/// `target/tokio-unstable/release`): `scripts/run.sh` and `scripts/test.sh` build them there,
+/// with `--target-dir <target>/tokio-unstable`.
+pub fn unstable_bin_dir(bin_dir: &Path) -> PathBuf {
+    let profile = bin_dir.file_name().unwrap_or_default();
+    let target = bin_dir.parent().unwrap_or(Path::new("."));
+    target.join("tokio-unstable").join(profile)
+}
+
 /// Where the demo server binaries are by default: beside the running executable, in the
 /// same target directory (a test binary sits one level deeper, in `deps/`).
 pub fn default_bin_dir() -> PathBuf {

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -416,6 +416,28 @@ class StallLog(logging.Handler):
 STALLS = StallLog()
 
 
+# pyleak's watchdog: the detectors experiment's variant. The name is the variable's in
+# bench-client's detectors experiment.
+PYLEAK_VARIABLE = "DEMO_FASTAPI_PYLEAK"
+
+
+def _pyleak_watchdog():
+    """With DEMO_FASTAPI_PYLEAK=1, pyleak's `no_event_loop_blocking` around the server's whole
+    life, as its README uses it around a block of code: a thread schedules a callback on the
+    loop and, when the loop has not run it within the threshold (100 ms here, as every
+    detector's in the comparison), captures the loop thread's stack and logs "Event loop
+    blocked for 0.100s" while the loop is still held (pyleak 0.2.0, `eventloop.py`,
+    `_monitor_loop`); a block with the same stack as the last one is added to it, not logged
+    again. At exit it logs every block with its stack. Without the variable, nothing."""
+    if os.environ.get(PYLEAK_VARIABLE) != "1":
+        return nullcontext()
+    from pyleak import no_event_loop_blocking
+
+    # Its own logger adds a handler of its own; this one reaches stderr once, through the root
+    # logger serve.py configures.
+    return no_event_loop_blocking(action="log", logger=logging.getLogger("pyleak"), threshold=0.1)
+
+
 class RouteOfTask:
     """ASGI middleware: notes which path the current request task serves, for /stalls."""
 
@@ -514,7 +536,8 @@ async def lifespan(app: FastAPI):
     await asyncio.gather(*(loop.run_in_executor(_cpu_pool, int) for _ in range(_cpu_workers())))
     STALLS.start(loop, SETTINGS.stall_ms)
     try:
-        yield
+        async with _pyleak_watchdog():
+            yield
     finally:
         STALLS.stop()
         _cpu_pool.shutdown(wait=True, cancel_futures=True)

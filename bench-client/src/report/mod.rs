@@ -7,6 +7,7 @@
 //! - [`sweep_md`]: `SWEEP.md`, the sweep's tables;
 //! - [`rest_md`]: `REST.md`, the at-rest table;
 //! - [`race_md`]: `RACE.md`, the health check's race over repeated trials;
+//! - [`detectors_md`]: `DETECTORS.md`, the ways of catching a blocked reactor side by side;
 //! - [`sections`]: the sections those three documents share (heading, failures);
 //! - [`findings`]: plain sentences read from the figures;
 //! - [`readme`]: the README's results block;
@@ -14,6 +15,7 @@
 //! - [`files`]: writing it all, atomically;
 //! - [`text`]: how numbers and names are printed in all of them.
 
+pub mod detectors_md;
 pub mod files;
 pub mod findings;
 pub mod plots;
@@ -29,6 +31,7 @@ pub mod text;
 use std::path::Path;
 
 pub use crate::bench::{Report, Timing};
+pub use crate::detectors::DetectorsReport;
 pub use crate::race::RaceReport;
 pub use crate::rest::RestReport;
 pub use crate::sweep::SweepReport;
@@ -42,6 +45,20 @@ impl RaceReport {
             ("race.json".to_owned(), files::json(self)),
             ("RACE.md".to_owned(), race_md::race_markdown(self)),
             (plots::RACE.to_owned(), plot),
+        ];
+        files::write_all(dir, &outputs)
+    }
+}
+
+impl DetectorsReport {
+    /// Writes `DETECTORS.md` and `detectors.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let outputs = [
+            ("detectors.json".to_owned(), files::json(self)),
+            (
+                "DETECTORS.md".to_owned(),
+                detectors_md::detectors_markdown(self),
+            ),
         ];
         files::write_all(dir, &outputs)
     }

@@ -2,10 +2,11 @@
 //! readiness line awaited, and stopped by its own PID, gracefully or not, whatever happens to
 //! the client.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -54,32 +55,51 @@ pub enum TargetError {
     BadReadiness { name: String, line: String },
 }
 
-/// The last lines a server wrote on stderr, to say why it failed.
+/// What a server wrote on stderr, each line with the moment the client read it: the last
+/// lines say why a server failed, and the lines of a stretch of time are what its stall
+/// detector reported then (the detectors experiment).
 #[derive(Debug, Clone, Default)]
-pub struct StderrTail(Arc<Mutex<Vec<String>>>);
+pub struct StderrTail(Arc<Mutex<VecDeque<(Instant, String)>>>);
 
 impl StderrTail {
-    const KEEP: usize = 20;
+    /// Lines kept: far more than a detector prints in one step of the detectors experiment.
+    const KEEP: usize = 4096;
+    /// Lines shown when a server failed.
+    const SHOWN: usize = 20;
 
     fn collect(&self, stderr: impl AsyncRead + Unpin + Send + 'static) {
         let lines = self.0.clone();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = reader.next_line().await {
+                let read_at = Instant::now();
                 let mut lines = lines.lock().unwrap_or_else(|poison| poison.into_inner());
                 if lines.len() == Self::KEEP {
-                    lines.remove(0);
+                    lines.pop_front();
                 }
-                lines.push(line);
+                lines.push_back((read_at, line));
             }
         });
     }
 
+    /// The last lines, to say why the server failed.
     pub fn lines(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .clone()
+        let lines = self.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        let skip = lines.len().saturating_sub(Self::SHOWN);
+        lines
+            .iter()
+            .skip(skip)
+            .map(|(_, line)| line.clone())
+            .collect()
+    }
+
+    /// The lines read at or after `start`, each with how long after `start` it was read.
+    pub fn since(&self, start: Instant) -> Vec<(Duration, String)> {
+        let lines = self.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        (lines.iter())
+            .filter(|(read_at, _)| *read_at >= start)
+            .map(|(read_at, line)| (*read_at - start, line.clone()))
+            .collect()
     }
 }
 

@@ -16,6 +16,8 @@ use axum::serve::{IncomingStream, Listener, Serve};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::body::to_json;
+use crate::task_monitor::{RouteMonitors, monitor_request};
+use crate::variant::AXUM_TASK_MONITOR;
 use crate::{ApiError, CpuWork, Demo, EventsBody, Pong, Sleep, StallsJson, Work};
 
 /// Extractors run inside the handler's future, on the reactor thread that polls it: the
@@ -106,7 +108,8 @@ pub async fn watch_request(
 /// ([`Accepts`]), and each request's `started` and `ended` around the rest of the request,
 /// handler included, in a middleware added to `app` as its outermost layer
 /// (`Router::layer`, so after routing, fallback included). Without `--events` the app is
-/// served as it is.
+/// served as it is. Started as the variant [`AXUM_TASK_MONITOR`], each request also runs
+/// under its route's tokio-metrics `TaskMonitor` ([`crate::task_monitor`]).
 pub fn serve(
     demo: Demo,
     listener: TcpListener,
@@ -116,6 +119,13 @@ pub fn serve(
     IntoMakeServiceWithConnectInfo<Router, Peer>,
     AddExtension<Router, ConnectInfo<Peer>>,
 > {
+    let app = if AXUM_TASK_MONITOR.requested_at(demo.reactor_threads) {
+        let monitors: &'static RouteMonitors = Box::leak(Box::default());
+        tokio::spawn(monitors.report());
+        app.layer(from_fn_with_state(monitors, monitor_request))
+    } else {
+        app
+    };
     let app = if demo.events.is_recording() {
         app.layer(from_fn_with_state(demo, record_events))
     } else {

@@ -10,7 +10,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 use tokio::task::LocalSet;
 
-use crate::variant::{TOKIO_EVENT_INTERVAL_1, TOKIO_REACTOR_ON_WORKER};
+use crate::variant::{TOKIO_EVENT_INTERVAL_1, TOKIO_POLL_HOOKS, TOKIO_REACTOR_ON_WORKER};
 use crate::{Args, Demo, SHUTDOWN_GRACE, Stack};
 
 /// Runs `server` to its end on the runtime the command line asks for ([`runtime`]), handing it
@@ -88,7 +88,25 @@ fn build(mut builder: Builder, args: &Args) -> io::Result<Runtime> {
     if TOKIO_EVENT_INTERVAL_1.requested(args) {
         builder.event_interval(1);
     }
+    if TOKIO_POLL_HOOKS.requested(args) {
+        poll_hooks(&mut builder)?;
+    }
     builder.enable_all().build()
+}
+
+/// The variant [`TOKIO_POLL_HOOKS`], where the build has tokio's unstable API.
+#[cfg(tokio_unstable)]
+fn poll_hooks(builder: &mut Builder) -> io::Result<()> {
+    crate::poll_hooks::install(builder)
+}
+
+/// Without tokio's unstable API the variant cannot be built: a clear error, no server.
+#[cfg(not(tokio_unstable))]
+fn poll_hooks(_: &mut Builder) -> io::Result<()> {
+    Err(io::Error::other(format!(
+        "{} needs a build with RUSTFLAGS=\"--cfg tokio_unstable\" (scripts/run.sh makes one)",
+        TOKIO_POLL_HOOKS.variable
+    )))
 }
 
 /// SIGINT or SIGTERM, once either arrives.

@@ -50,6 +50,10 @@ pub mod for_axum;
 pub mod for_hyper;
 #[cfg(feature = "tokio")]
 pub mod for_tokio;
+#[cfg(all(feature = "tokio", tokio_unstable))]
+pub mod poll_hooks;
+#[cfg(feature = "axum")]
+pub mod task_monitor;
 
 use std::io::Write as _;
 use std::net::SocketAddr;

@@ -14,7 +14,9 @@
 //! - [`SMOL_EXECUTOR_ON_MAIN`] in `for_async_io::run_executor`;
 //! - [`ACTIX_REQUEST_TIMEOUT_OFF`] and [`ACTIX_KEEP_ALIVE_60S`] in `for_actix::run`;
 //! - [`TOKIO_EVENT_INTERVAL_1`] in the runtime builder of `for_tokio::runtime` (which
-//!   `for_tokio::run` uses).
+//!   `for_tokio::run` uses);
+//! - [`AXUM_TASK_MONITOR`], the detectors experiment's, in `for_axum::serve`;
+//! - [`TOKIO_POLL_HOOKS`], the detectors experiment's too, in `for_tokio::runtime`'s builder.
 //!
 //! The servers' `main.rs` never mention them.
 
@@ -79,6 +81,30 @@ pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
             two handlers",
 };
 
+/// demo-axum with tokio-metrics' `TaskMonitor` on every route (`about` says what changes).
+pub const AXUM_TASK_MONITOR: Variant = Variant {
+    server: "demo-axum",
+    variable: "DEMO_AXUM_TASK_MONITOR",
+    label: "demo-axum (tokio-metrics TaskMonitor)",
+    about: "one tokio-metrics TaskMonitor per route (slow-poll threshold 100 ms), its \
+            intervals sampled every 100 ms by a task on the server's runtime, as the crate's \
+            axum example samples them every second; each interval with a slow poll is one line \
+            on stderr",
+};
+
+/// demo-hyper-tokio with tokio's poll hooks and a watchdog thread (`about` says what
+/// changes). Needs a build with `--cfg tokio_unstable`; without it the server says so and
+/// exits.
+pub const TOKIO_POLL_HOOKS: Variant = Variant {
+    server: "demo-hyper-tokio",
+    variable: "DEMO_TOKIO_POLL_HOOKS",
+    label: "demo-hyper-tokio (tokio poll hooks)",
+    about: "tokio's on_before_task_poll and on_after_task_poll (unstable API, in a build \
+            with --cfg tokio_unstable) stamping each task poll's start, the task's id and \
+            where it was spawned, a watchdog thread that reports a poll running past 100 ms \
+            once while it runs, and the after hook reporting one that returned past it",
+};
+
 /// The at-rest experiment's variants, in the order it runs them.
 pub const VARIANTS: [Variant; 2] = [TOKIO_REACTOR_ON_WORKER, SMOL_EXECUTOR_ON_MAIN];
 
@@ -92,6 +118,11 @@ pub const RACE_VARIANTS: [Variant; 3] = [
 impl Variant {
     /// Whether this server was started as the variant: one reactor thread, the variable `1`.
     pub fn requested(&self, args: &Args) -> bool {
-        args.threads == 1 && std::env::var_os(self.variable).is_some_and(|value| value == "1")
+        self.requested_at(args.threads)
+    }
+
+    /// [`Variant::requested`], for a server of `threads` reactor threads.
+    pub fn requested_at(&self, threads: usize) -> bool {
+        threads == 1 && std::env::var_os(self.variable).is_some_and(|value| value == "1")
     }
 }

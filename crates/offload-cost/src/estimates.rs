@@ -70,7 +70,11 @@ pub fn estimates_path(criterion_dir: &Path, case: Case, runtime: Runtime) -> Pat
 
 /// The median of one benchmark, read from its `estimates.json` under `criterion_dir`.
 pub fn read_median(criterion_dir: &Path, case: Case, runtime: Runtime) -> Result<Estimate, Error> {
-    let path = estimates_path(criterion_dir, case, runtime);
+    read_median_at(estimates_path(criterion_dir, case, runtime))
+}
+
+/// The median in the `estimates.json` at `path`.
+pub fn read_median_at(path: PathBuf) -> Result<Estimate, Error> {
     let json = std::fs::read_to_string(&path).map_err(|source| Error::Unreadable {
         path: path.clone(),
         source,

@@ -15,10 +15,15 @@
 //! runtimes, which cases, criterion's settings), the reading of criterion's
 //! `estimates.json` files ([`estimates`]) and the Markdown report ([`report`]).
 //! The `offload-report` binary turns a finished run into `results/offload-cost.md`.
+//!
+//! The same reading of criterion's files serves one more report: [`poll_cost`], the stall
+//! detector's price per poll, from reactor-watch's own bench (`poll-cost-report`,
+//! `results/poll-cost.md`).
 
 use std::time::Duration;
 
 pub mod estimates;
+pub mod poll_cost;
 pub mod report;
 
 /// How many offloads the in-flight case starts before it awaits the first of them.

@@ -228,6 +228,25 @@ pub fn write_atomically(path: &Path, contents: &str) -> io::Result<()> {
     }
 }
 
+/// The 1, 5 and 15 minute load averages (Linux), e.g. `0.52 0.61 0.40`.
+pub fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let averages: Vec<&str> = text.split_whitespace().take(3).collect();
+    (averages.len() == 3).then(|| averages.join(" "))
+}
+
+/// `path` relative to the working directory when it lies inside it: the committed report
+/// then names `target-…/criterion`, not one machine's absolute path.
+pub fn shown(path: &Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    relative
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

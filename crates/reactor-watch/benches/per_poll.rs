@@ -6,7 +6,10 @@
 //!   which adds the one box and the `Arc` clone of `Watch::wrap`.
 //!
 //! Each comes unwrapped (the baseline), wrapped by an enabled watch (threshold 100 ms, so no
-//! poll is slow) and wrapped by a disabled one.
+//! poll is slow), wrapped by a disabled one, and, for comparison, instrumented by a
+//! tokio-metrics `TaskMonitor` (threshold 100 ms too), the other detector here that wraps
+//! polls. `clock/*` are the two clock reads a wrapped poll makes. The figures are committed in
+//! results/poll-cost.md, which scripts/poll-cost.sh writes from criterion's files.
 
 use std::future::{Future, pending, ready};
 use std::hint::black_box;
@@ -16,12 +19,14 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use reactor_watch::{Config, Watch};
+use tokio_metrics::TaskMonitor;
 
 fn per_poll(c: &mut Criterion) {
     let mut cx = Context::from_waker(Waker::noop());
     let on = Watch::start(Config::new(Duration::from_millis(100)).on_report(|_| {}));
     let off = Watch::disabled();
     let label = on.label("bench /poll");
+    let monitor = TaskMonitor::with_slow_poll_threshold(Duration::from_millis(100));
 
     let mut group = c.benchmark_group("pending");
     group.bench_function("unwrapped", |b| {
@@ -34,6 +39,10 @@ fn per_poll(c: &mut Criterion) {
             b.iter(|| black_box(Pin::new(black_box(&mut future)).poll(&mut cx)));
         });
     }
+    group.bench_function("tokio_metrics", |b| {
+        let mut future = pin!(monitor.instrument(pending::<u64>()));
+        b.iter(|| black_box(black_box(&mut future).as_mut().poll(&mut cx)));
+    });
     group.finish();
 
     let mut group = c.benchmark_group("ready");
@@ -48,15 +57,27 @@ fn per_poll(c: &mut Criterion) {
             });
         });
     }
+    group.bench_function("tokio_metrics", |b| {
+        b.iter(|| black_box(pin!(monitor.instrument(ready(black_box(1_u64)))).poll(&mut cx)));
+    });
     group.finish();
 
-    // What the wrapped poll cannot avoid: its two clock reads.
-    c.bench_function("clock/two_instant_now", |b| {
+    // What the wrapped poll cannot avoid: its two clock reads, on the coarse clock it uses
+    // and on the precise one it does without (src/clock.rs).
+    let mut group = c.benchmark_group("clock");
+    group.bench_function("two_coarse", |b| {
+        b.iter(|| {
+            let start = coarsetime::Instant::now_without_cache_update();
+            black_box(coarsetime::Instant::now_without_cache_update().duration_since(start))
+        });
+    });
+    group.bench_function("two_instant_now", |b| {
         b.iter(|| {
             let start = std::time::Instant::now();
             black_box(start.elapsed())
         });
     });
+    group.finish();
 
     assert_eq!(on.stalls().slow_polls, 0, "a benchmarked poll was slow");
 }

@@ -37,13 +37,15 @@ impl Label {
     ///
     /// # Panics
     ///
-    /// If more than `u32::MAX` distinct names were interned.
+    /// If more than 65,536 distinct names were interned (a slot keeps 16 bits of the index).
     pub fn new(name: &str) -> Label {
         let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(&index) = table.index.get(name) {
             return Label(index);
         }
-        let index = u32::try_from(table.names.len()).expect("more than u32::MAX labels");
+        // A slot keeps 16 bits of the index (slot.rs, `PollState`).
+        let index = u16::try_from(table.names.len()).expect("more than 65,536 labels");
+        let index = u32::from(index);
         let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
         table.names.push(name);
         table.index.insert(name, index);

@@ -1,30 +1,24 @@
 //! One slot per polling thread, in a global registry the watchdogs scan.
 //!
-//! A slot says what its thread is polling right now: which watch, which label, which poll
-//! (a per-thread sequence number) and since when. Only the owning thread writes those fields,
-//! at the start and the end of every watched poll, so they are plain atomic stores guarded by
-//! a seqlock: a watchdog that reads them while they change sees an odd or a changed version
-//! and reads again. No lock, no read-modify-write, no allocation on that path.
+//! A slot says what its thread is polling right now: which watch, which label and since when,
+//! packed in one 64-bit word ([`PollState`]). Only the owning thread writes it, once at the
+//! start and once at the end of every watched poll: one plain atomic store each, which a
+//! watchdog reads whole or not at all. No lock, no read-modify-write, no allocation on that
+//! path. (An earlier version kept a sequence number and a nanosecond start beside the label
+//! under a seqlock: three fields and two version bumps per store cost more than the clock.)
 //!
 //! The rest of the slot is for the rare paths: what the watchdog sampled (the thread's CPU
 //! time when it first saw a poll) and which polls it already reported.
 
-use std::cell::{Cell, OnceCell};
-use std::sync::atomic::{AtomicU64, Ordering, fence};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
-use std::time::{Duration, Instant};
+use std::cell::OnceCell;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
 
 use crate::Label;
+use crate::clock::now_ns;
 use crate::cpu::ThreadCpu;
 use crate::report::CpuTime;
-
-/// The process epoch all slot times count from.
-static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
-
-/// Nanoseconds since the process epoch: what slots store as a poll's start.
-pub(crate) fn now_ns() -> u64 {
-    u64::try_from(EPOCH.elapsed().as_nanos()).unwrap_or(u64::MAX)
-}
 
 /// Every thread that ever ran a watched poll. Weak: a thread that exits drops its slot, and
 /// the next scan or registration prunes it. Locked once per thread (registration) and once
@@ -33,50 +27,27 @@ static REGISTRY: Mutex<Vec<Weak<Slot>>> = Mutex::new(Vec::new());
 
 thread_local! {
     /// This thread's slot, registered on its first watched poll.
-    static LOCAL: OnceCell<Local> = const { OnceCell::new() };
+    static LOCAL: OnceCell<Arc<Slot>> = const { OnceCell::new() };
 }
 
-/// What a thread keeps of its own slot.
-struct Local {
-    slot: Arc<Slot>,
-    /// The last poll sequence number this thread handed out. Only this thread touches it.
-    last_seq: Cell<u64>,
+fn register() -> Arc<Slot> {
+    let slot = Arc::new(Slot::for_current_thread());
+    let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    registry.retain(|slot| slot.strong_count() > 0);
+    registry.push(Arc::downgrade(&slot));
+    slot
 }
 
-impl Local {
-    fn register() -> Local {
-        let slot = Arc::new(Slot::for_current_thread());
-        let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-        registry.retain(|slot| slot.strong_count() > 0);
-        registry.push(Arc::downgrade(&slot));
-        Local {
-            slot,
-            last_seq: Cell::new(0),
-        }
-    }
-
-    fn next_seq(&self) -> u64 {
-        let seq = self.last_seq.get() + 1;
-        self.last_seq.set(seq);
-        seq
-    }
-}
-
-/// Runs `f` with this thread's slot and a fresh poll sequence number, registering the thread
-/// on first use. `None` (and `f` not run) once the thread's locals are being destroyed.
-pub(crate) fn with_slot<R>(f: impl FnOnce(&Slot, u64) -> R) -> Option<R> {
-    LOCAL
-        .try_with(|local| {
-            let local = local.get_or_init(Local::register);
-            f(&local.slot, local.next_seq())
-        })
-        .ok()
+/// Runs `f` with this thread's slot, registering the thread on first use. `None` (and `f` not
+/// run) once the thread's locals are being destroyed.
+pub(crate) fn with_slot<R>(f: impl FnOnce(&Slot) -> R) -> Option<R> {
+    LOCAL.try_with(|local| f(local.get_or_init(register))).ok()
 }
 
 /// What this thread's slot says it is polling, without registering the thread.
 pub(crate) fn current_state() -> Option<PollState> {
     LOCAL
-        .try_with(|local| local.get().map(|local| local.slot.own_state()))
+        .try_with(|local| local.get().map(|slot| slot.own_state()))
         .ok()
         .flatten()
         .filter(|state| !state.is_idle())
@@ -95,63 +66,72 @@ pub(crate) fn live_slots(out: &mut Vec<Arc<Slot>>) {
     });
 }
 
-/// What a slot says its thread is polling.
+/// What a slot says its thread is polling: one word, so that it is written and read whole.
+///
+/// From the high bits: the watch id (16 bits; 0 when idle, watch ids start at 1), the label
+/// index (16 bits) and the poll's start in whole milliseconds of the coarse clock (32 bits,
+/// wrapping every 49.7 days: compare with [`ms_since`], never with `<`). The start also names
+/// the poll: on one thread, two polls that start in the same millisecond cannot both be slow
+/// (the second starts after the first ended), so "reported" and "sampled" marks can be keyed
+/// by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PollState {
-    /// The watch id in the high 32 bits, the label index in the low 32; 0 when idle (watch ids
-    /// start at 1).
-    owner: u64,
-    /// The poll's sequence number on its thread: unique and increasing per thread.
-    pub(crate) seq: u64,
-    /// When the poll started, in ns since the process epoch.
-    pub(crate) start_ns: u64,
-}
+pub(crate) struct PollState(u64);
 
 impl PollState {
-    pub(crate) fn new(watch_id: u32, label: Label, seq: u64, start_ns: u64) -> PollState {
-        PollState {
-            owner: (u64::from(watch_id) << 32) | u64::from(label.index()),
-            seq,
-            start_ns,
-        }
+    pub(crate) fn new(watch_id: u16, label: Label, start_ms: u32) -> PollState {
+        // `Label::new` hands out at most 65,536 indices.
+        let label = label.index() as u16;
+        PollState((u64::from(watch_id) << 48) | (u64::from(label) << 32) | u64::from(start_ms))
     }
 
-    pub(crate) fn is_idle(&self) -> bool {
-        self.owner == 0
+    pub(crate) fn is_idle(self) -> bool {
+        self.watch_id() == 0
     }
 
-    pub(crate) fn watch_id(&self) -> u32 {
-        (self.owner >> 32) as u32
+    pub(crate) fn watch_id(self) -> u16 {
+        (self.0 >> 48) as u16
     }
 
-    pub(crate) fn label(&self) -> Label {
-        Label::from_index(self.owner as u32)
+    pub(crate) fn label(self) -> Label {
+        Label::from_index(u32::from((self.0 >> 32) as u16))
     }
+
+    /// When the poll started, in ms of the coarse clock (wrapping).
+    pub(crate) fn start_ms(self) -> u32 {
+        self.0 as u32
+    }
+}
+
+/// Whole milliseconds of the coarse clock, wrapping: what a [`PollState`] stores.
+pub(crate) fn ms_of(ns: u64) -> u32 {
+    (ns / 1_000_000) as u32
+}
+
+/// How far `later` is after `earlier` on the wrapping millisecond clock; negative if before.
+pub(crate) fn ms_since(later: u32, earlier: u32) -> i32 {
+    later.wrapping_sub(earlier) as i32
 }
 
 /// The watchdog's CPU sample of one poll.
 #[derive(Clone, Copy, Debug, Default)]
 struct Sample {
-    /// The poll it belongs to (0: none yet).
-    seq: u64,
+    /// The start of the poll it belongs to, in ms ([`PollState::start_ms`]).
+    start_ms: u32,
     /// The thread's CPU time then, in ns.
     cpu_ns: u64,
-    /// When it was taken, in ns since the process epoch (taken just before the read).
+    /// When it was taken, in ns of the coarse clock (taken just before the read); 0: none yet.
     at_ns: u64,
 }
 
 /// One thread's slot.
 #[derive(Debug)]
 pub(crate) struct Slot {
-    /// Seqlock version: odd while the owner rewrites the three fields below.
-    version: AtomicU64,
-    owner: AtomicU64,
-    seq: AtomicU64,
-    start_ns: AtomicU64,
-    /// The highest poll sequence number a "still running" report was made for. Written by
-    /// watchdogs only; increasing, so a nested wrapper's outer poll that is restored after its
-    /// inner poll was reported is not reported again for the same stall.
-    reported_upto: AtomicU64,
+    /// The [`PollState`] of the poll running now, or idle.
+    state: AtomicU64,
+    /// The start (in ms) of the last poll a "still running" report was made for. Written by
+    /// watchdogs only, only forward, so that a nested wrapper's outer poll, restored after its
+    /// inner poll was reported, is not reported again for the same stall.
+    reported_upto: AtomicU32,
     /// The watchdog's latest CPU sample; locked by the watchdog when it samples and by the
     /// owner only at the end of a slow poll.
     sample: Mutex<Sample>,
@@ -164,96 +144,75 @@ impl Slot {
     fn for_current_thread() -> Slot {
         let thread: Arc<str> = std::thread::current().name().unwrap_or("<unnamed>").into();
         Slot {
-            version: AtomicU64::new(0),
-            owner: AtomicU64::new(0),
-            seq: AtomicU64::new(0),
-            start_ns: AtomicU64::new(0),
-            reported_upto: AtomicU64::new(0),
+            state: AtomicU64::new(0),
+            reported_upto: AtomicU32::new(0),
             sample: Mutex::new(Sample::default()),
             thread,
             cpu: ThreadCpu::of_current_thread(),
         }
     }
 
-    /// The slot's current state, read by its owner thread (the only writer: no seqlock).
+    /// The slot's current state, read by its owner thread (the only writer).
     pub(crate) fn own_state(&self) -> PollState {
-        PollState {
-            owner: self.owner.load(Ordering::Relaxed),
-            seq: self.seq.load(Ordering::Relaxed),
-            start_ns: self.start_ns.load(Ordering::Relaxed),
-        }
+        PollState(self.state.load(Ordering::Relaxed))
     }
 
     /// Publishes `state`. Owner thread only.
     pub(crate) fn publish(&self, state: PollState) {
-        let version = self.version.load(Ordering::Relaxed);
-        self.version
-            .store(version.wrapping_add(1), Ordering::Relaxed);
-        // Orders the odd version before the field stores, for a reader that sees any of them.
-        fence(Ordering::Release);
-        self.owner.store(state.owner, Ordering::Relaxed);
-        self.seq.store(state.seq, Ordering::Relaxed);
-        self.start_ns.store(state.start_ns, Ordering::Relaxed);
-        self.version
-            .store(version.wrapping_add(2), Ordering::Release);
+        self.state.store(state.0, Ordering::Relaxed);
     }
 
-    /// A consistent snapshot for another thread, or `None` if the owner kept rewriting it
-    /// (then the next scan tries again).
-    pub(crate) fn read(&self) -> Option<PollState> {
-        for _ in 0..8 {
-            let before = self.version.load(Ordering::Acquire);
-            if before % 2 == 1 {
-                std::hint::spin_loop();
-                continue;
-            }
-            let state = PollState {
-                owner: self.owner.load(Ordering::Relaxed),
-                seq: self.seq.load(Ordering::Relaxed),
-                start_ns: self.start_ns.load(Ordering::Relaxed),
-            };
-            fence(Ordering::Acquire);
-            if self.version.load(Ordering::Relaxed) == before {
-                return Some(state);
-            }
-        }
-        None
+    /// What the slot says now, for another thread.
+    pub(crate) fn read(&self) -> PollState {
+        PollState(self.state.load(Ordering::Relaxed))
     }
 
-    /// Watchdog: records the thread's CPU time as the start of poll `seq`'s window, unless
-    /// the slot already holds a sample taken during that poll: one of `seq` itself, or of a
-    /// later poll, which on this thread can only have been nested inside `seq` (that is the
-    /// case of an outer wrapper whose inner poll just returned).
-    pub(crate) fn sample_cpu(&self, seq: u64) {
+    /// Watchdog: records the thread's CPU time as the start of `poll`'s window, unless the
+    /// slot already holds a sample taken during that poll: one of `poll` itself, or of a
+    /// poll that started later, which on this thread can only have been nested inside it (an
+    /// outer wrapper whose inner poll just returned).
+    pub(crate) fn sample_cpu(&self, poll: PollState) {
         if !self.cpu.available() {
             return;
         }
         let mut sample = self.sample.lock().unwrap_or_else(PoisonError::into_inner);
-        if sample.seq >= seq {
+        if sample.at_ns != 0 && ms_since(sample.start_ms, poll.start_ms()) >= 0 {
             return;
         }
         let at_ns = now_ns();
         if let Some(cpu_ns) = self.cpu.read() {
-            *sample = Sample { seq, cpu_ns, at_ns };
+            *sample = Sample {
+                start_ms: poll.start_ms(),
+                cpu_ns,
+                at_ns,
+            };
         }
     }
 
-    /// Watchdog: claims the "still running" report for poll `seq`; true once per stall.
-    pub(crate) fn claim_report(&self, seq: u64) -> bool {
-        self.reported_upto.fetch_max(seq, Ordering::AcqRel) < seq
+    /// Watchdog: claims the "still running" report for `poll`; true once per stall.
+    pub(crate) fn claim_report(&self, poll: PollState) -> bool {
+        let start = poll.start_ms();
+        self.reported_upto
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |reported| {
+                (reported == 0 || ms_since(start, reported) > 0).then_some(start)
+            })
+            .is_ok()
     }
 
-    /// Owner, at the end of slow poll `seq` that ended at `end_ns`: the CPU time it used since
+    /// Owner, at the end of slow poll `poll` that ended at `end_ns`: the CPU time it used since
     /// the watchdog's sample. Reads this thread's `schedstat` once.
     ///
-    /// A sample of `seq` or of any later poll was taken while `seq` was running: polls numbered
-    /// after `seq` that ran before `seq` ended were nested inside it.
-    pub(crate) fn cpu_since_sample(&self, seq: u64, end_ns: u64) -> CpuTime {
+    /// A sample of `poll` or of any poll that started later was taken while `poll` was
+    /// running: later polls that ran before `poll` ended were nested inside it.
+    pub(crate) fn cpu_since_sample(&self, poll: PollState, end_ns: u64) -> CpuTime {
         if !self.cpu.available() {
             return CpuTime::Unavailable;
         }
         let sample = *self.sample.lock().unwrap_or_else(PoisonError::into_inner);
-        if sample.seq < seq || sample.at_ns >= end_ns {
+        if sample.at_ns == 0
+            || ms_since(sample.start_ms, poll.start_ms()) < 0
+            || sample.at_ns >= end_ns
+        {
             return CpuTime::NotSampled;
         }
         let Some(cpu_now) = self.cpu.read() else {

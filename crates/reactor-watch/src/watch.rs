@@ -10,6 +10,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crate::Label;
+use crate::clock;
 use crate::report::{CpuTime, Report};
 use crate::slot::{self, Slot};
 use crate::stalls::{RouteStalls, Stalls};
@@ -80,10 +81,16 @@ pub struct Watch {
 }
 
 /// Watch ids tell the slots of different watches apart; 0 means "idle".
-static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+static NEXT_ID: AtomicU32 = AtomicU32::new(0);
+
+/// The next watch id, 1 to `u16::MAX` (a slot keeps 16 bits of it), wrapping: two watches
+/// share an id only after 65,535 more were started.
+fn next_id() -> u16 {
+    (NEXT_ID.fetch_add(1, Ordering::Relaxed) % u32::from(u16::MAX)) as u16 + 1
+}
 
 pub(crate) struct Inner {
-    pub(crate) id: u32,
+    pub(crate) id: u16,
     threshold: Duration,
     pub(crate) threshold_ns: u64,
     sink: Option<Sink>,
@@ -117,7 +124,7 @@ impl Watch {
             return Ok(Watch::disabled());
         }
         let inner = Arc::new(Inner {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: next_id(),
             threshold: config.threshold,
             threshold_ns: u64::try_from(config.threshold.as_nanos()).unwrap_or(u64::MAX),
             sink: config.on_report,
@@ -255,15 +262,17 @@ impl Inner {
     fn scan(&self, slots: &mut Vec<Arc<Slot>>) {
         slot::live_slots(slots);
         for slot in slots.drain(..) {
-            let Some(state) = slot.read() else { continue };
+            let state = slot.read();
             if state.is_idle() || state.watch_id() != self.id {
                 continue;
             }
             // The first sight of a poll starts its CPU window: a few µs of /proc on this
             // thread, none on the polled one.
-            slot.sample_cpu(state.seq);
-            let running_ns = slot::now_ns().saturating_sub(state.start_ns);
-            if running_ns > self.threshold_ns && slot.claim_report(state.seq) {
+            slot.sample_cpu(state);
+            let now_ms = slot::ms_of(clock::now_ns());
+            let running_ms = u64::try_from(slot::ms_since(now_ms, state.start_ms())).unwrap_or(0);
+            let running_ns = running_ms * 1_000_000;
+            if running_ns > self.threshold_ns && slot.claim_report(state) {
                 self.tally
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)

@@ -7,16 +7,17 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::Label;
+use crate::clock;
 use crate::slot::{self, PollState, Slot};
 use crate::watch::Inner;
 
 /// A future that times each of its polls; made by [`Watch::wrap`](crate::Watch::wrap).
 ///
-/// Each `poll` stamps (label, start time, poll number) in the polling thread's slot, where the
+/// Each `poll` stamps (watch, label, start time) in the polling thread's slot, where the
 /// watchdog can see it, polls the inner future, then measures and clears the stamp (restoring
 /// an outer wrapper's, if this one is nested). A poll longer than the threshold is recorded
-/// and reported before `poll` returns. The fast path is two clock reads and a few plain atomic
-/// stores on the thread's own slot: no lock, no allocation.
+/// and reported before `poll` returns. The fast path is two reads of the coarse clock, one load
+/// and two plain atomic stores on the thread's own slot: no lock, no allocation.
 ///
 /// **Pinning**: request futures are generally `!Unpin`, and projecting a pin to an inline
 /// field needs `unsafe` (or a pin-projection crate), which this crate does without. So the
@@ -65,8 +66,7 @@ impl<F: Future> Future for Watched<F> {
         };
         let label = this.label;
         let future = &mut this.future;
-        match slot::with_slot(|slot, seq| timed_poll(slot, seq, watch, label, future.as_mut(), cx))
-        {
+        match slot::with_slot(|slot| timed_poll(slot, watch, label, future.as_mut(), cx)) {
             Some(poll) => poll,
             // The thread is tearing down its thread-locals: poll unwatched.
             None => future.as_mut().poll(cx),
@@ -89,7 +89,6 @@ impl Drop for Restore<'_> {
 /// One watched poll on `slot`'s thread.
 fn timed_poll<F: Future>(
     slot: &Slot,
-    seq: u64,
     watch: &Inner,
     label: Label,
     future: Pin<&mut F>,
@@ -100,17 +99,18 @@ fn timed_poll<F: Future>(
         slot,
         previous: slot.own_state(),
     };
-    let start_ns = slot::now_ns();
-    slot.publish(PollState::new(watch.id, label, seq, start_ns));
+    let start_ns = clock::now_ns();
+    let state = PollState::new(watch.id, label, slot::ms_of(start_ns));
+    slot.publish(state);
     let poll = future.poll(cx);
-    let end_ns = slot::now_ns();
+    let end_ns = clock::now_ns();
     let held_ns = end_ns.saturating_sub(start_ns);
     if held_ns <= watch.threshold_ns {
         return poll;
     }
     // The rare path. The CPU sample is read while the slot still names this poll, so that the
     // watchdog cannot replace it with an outer poll's.
-    let cpu = slot.cpu_since_sample(seq, end_ns);
+    let cpu = slot.cpu_since_sample(state, end_ns);
     drop(restore);
     watch.returned_slow(label, &slot.thread, held_ns, cpu);
     poll

@@ -3,7 +3,7 @@
 //! Every figure comes from criterion's own `estimates.json` files; the environment header is
 //! the one every results file of the project carries.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bench_client::environment::Environment;
@@ -32,11 +32,11 @@ fn main() -> ExitCode {
     };
 
     let environment = Environment::capture().to_markdown();
-    let load_average = load_average();
+    let load_average = report::load_average();
     let text = report::render(&Report {
         environment: &environment,
         load_average: load_average.as_deref(),
-        criterion_dir: &shown(&args.criterion_dir),
+        criterion_dir: &report::shown(&args.criterion_dir),
         rows: &rows,
     });
     if let Err(err) = report::write_atomically(&args.out, &text) {
@@ -45,23 +45,4 @@ fn main() -> ExitCode {
     }
     eprintln!("offload-report: wrote {}", args.out.display());
     ExitCode::SUCCESS
-}
-
-/// The 1, 5 and 15 minute load averages (Linux), e.g. `0.52 0.61 0.40`.
-fn load_average() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    let averages: Vec<&str> = text.split_whitespace().take(3).collect();
-    (averages.len() == 3).then(|| averages.join(" "))
-}
-
-/// `path` relative to the working directory when it lies inside it: the committed report
-/// then names `target-…/criterion`, not one machine's absolute path.
-fn shown(path: &Path) -> String {
-    let relative = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
-    relative
-        .unwrap_or_else(|| path.to_path_buf())
-        .display()
-        .to_string()
 }

@@ -1,0 +1,128 @@
+//! The detectors against the real servers, on a short workload: no false alarm on the slow
+//! routes that never block, reports during `/bad`, and the difference the comparison is about:
+//! a detector with a watchdog of its own (reactor-watch, pyleak) reports while the thread is
+//! held, one that times polls as they return (tokio-metrics, debug mode) only once it is free.
+//! Shapes with wide margins (threshold 100 ms, sleeps of 300 ms, a hold of 1,200 ms).
+
+mod common;
+
+use bench_client::detectors::{self, DetectorsPlan, Verdict};
+use bench_client::target::{self, Target};
+
+const PLAN: DetectorsPlan = DetectorsPlan {
+    concurrency: 2,
+    sleep_ms: 300,
+    cpu_ms: 300,
+    held_ms: 1200,
+    held_trials: 1,
+    cost_rounds: 2,
+    cost_concurrency: 50,
+};
+
+/// The verdicts of every detector that runs on `targets`.
+async fn verdicts(targets: &[Target]) -> Vec<Verdict> {
+    let runs = detectors::runs(targets);
+    let out = common::temp_dir("detectors");
+    let report = detectors::detectors(&runs, PLAN, "test".to_owned(), &out, &mut |_| {})
+        .await
+        .expect("the report is written");
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert!(out.join("DETECTORS.md").is_file());
+    report.verdicts
+}
+
+fn verdict<'a>(verdicts: &'a [Verdict], detector: &str) -> &'a Verdict {
+    (verdicts.iter().find(|v| v.detector == detector))
+        .unwrap_or_else(|| panic!("no {detector}: {verdicts:?}"))
+}
+
+/// What every detector shows on this workload: no report on the routes that never block, at
+/// least one during `/bad` and `/bad-cpu`.
+fn assert_catches_without_false_alarms(verdict: &Verdict) {
+    assert_eq!(verdict.false_alarms, Some(0), "{verdict:?}");
+    assert!(verdict.bad_reports.is_some_and(|n| n >= 1), "{verdict:?}");
+    assert!(
+        verdict.bad_cpu_reports.is_some_and(|n| n >= 1),
+        "{verdict:?}"
+    );
+    assert_eq!(verdict.held.len(), 1, "{verdict:?}");
+    assert_eq!(verdict.cost.len(), 2, "{verdict:?}");
+    assert_eq!(verdict.cost_reports, 0, "{verdict:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watchdog_reports_while_held_a_poll_timer_after() {
+    let binary = common::real_server("demo-axum");
+    let targets = [Target::server("demo-axum", binary.parent().unwrap())];
+    let verdicts = verdicts(&targets).await;
+    // The stack with no detector, for the cost, and its two detectors.
+    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+    assert_eq!(verdict(&verdicts, "none").cost.len(), 2, "{verdicts:?}");
+
+    let watch = verdict(&verdicts, "reactor-watch");
+    assert_catches_without_false_alarms(watch);
+    assert_eq!(watch.names_route, Some(true), "{watch:?}");
+    let held = watch.held[0];
+    assert!(held.while_held(), "{watch:?}");
+    // Its watchdog scans every half threshold: it reports 100 to 150 ms into the stall.
+    assert!(held.first_report_ms.unwrap() < 600.0, "{watch:?}");
+
+    let monitor = verdict(&verdicts, "tokio-metrics TaskMonitor");
+    assert_catches_without_false_alarms(monitor);
+    assert_eq!(monitor.names_route, Some(true), "{monitor:?}");
+    let held = monitor.held[0];
+    assert!(!held.while_held(), "{monitor:?}");
+    assert!(held.first_report_ms.is_some(), "{monitor:?}");
+}
+
+/// tokio's poll hooks, with the watchdog the variant adds, report while the thread is held,
+/// and name the task's spawn site, not the route. Needs the server built with
+/// `--cfg tokio_unstable` (scripts/test.sh builds it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_poll_hooks_report_while_held_and_name_the_spawn_site() {
+    let binary = common::real_server("demo-hyper-tokio");
+    let unstable = target::unstable_bin_dir(binary.parent().unwrap()).join("demo-hyper-tokio");
+    assert!(
+        unstable.is_file(),
+        "no {}: scripts/test.sh builds it",
+        unstable.display()
+    );
+    let targets = [Target::server("demo-hyper-tokio", binary.parent().unwrap())];
+    let verdicts = verdicts(&targets).await;
+    let hooks = verdict(&verdicts, "tokio poll hooks");
+    assert_catches_without_false_alarms(hooks);
+    assert_eq!(hooks.names_route, Some(false), "{hooks:?}");
+    assert!(
+        hooks
+            .sample
+            .as_deref()
+            .is_some_and(|line| line.contains("spawned at ")),
+        "{hooks:?}"
+    );
+    assert!(hooks.held[0].while_held(), "{hooks:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_uvloop_pyleak_reports_while_held_debug_mode_after() {
+    if std::env::var_os("REFERENCE_APP").is_some_and(|value| value == "missing") {
+        eprintln!("the FastAPI detectors: skipped, no python3 for the reference app");
+        return;
+    }
+    let dir = target::default_reference_dir();
+    assert!(
+        target::reference_python(&dir).is_file(),
+        "run reference/fastapi/setup.sh first"
+    );
+    let verdicts = verdicts(&[Target::reference("fastapi-uvloop", &dir)]).await;
+    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+
+    let debug = verdict(&verdicts, "uvloop debug mode");
+    assert_catches_without_false_alarms(debug);
+    // It names the task uvicorn runs the request in, not the route.
+    assert_eq!(debug.names_route, Some(false), "{debug:?}");
+    assert!(!debug.held[0].while_held(), "{debug:?}");
+
+    let pyleak = verdict(&verdicts, "pyleak no_event_loop_blocking");
+    assert_catches_without_false_alarms(pyleak);
+    assert!(pyleak.held[0].while_held(), "{pyleak:?}");
+}

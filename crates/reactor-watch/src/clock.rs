@@ -1,0 +1,51 @@
+//! The watch's clock: coarse, because a stall detector's threshold is in milliseconds.
+//!
+//! Every watched poll reads the clock twice, so the clock is most of what the watch costs.
+//! `Instant::now()` (`CLOCK_MONOTONIC`, a vDSO call that reads the TSC and scales it) costs
+//! about 18 ns here; `CLOCK_MONOTONIC_COARSE` returns the time of the kernel's last tick from
+//! the vDSO's data page, with no TSC read, for about 6 ns (the crate's criterion bench,
+//! `clock/*`). The price is resolution: one scheduler tick, `1 / CONFIG_HZ` (4 ms on this
+//! machine's kernel, 1–10 ms elsewhere; [`resolution`] asks the kernel).
+//!
+//! So a duration measured here is within one tick of the true one, either way: a poll is
+//! certain to count as slow once it lasts `threshold + resolution`, and one shorter than
+//! `threshold − resolution` never does. For a 100 ms threshold and a 4 ms tick, that is the
+//! difference between 96 and 104 ms: far from any stall worth reporting.
+//!
+//! `coarsetime` reads `CLOCK_MONOTONIC_COARSE` on Linux and Android and the nearest
+//! equivalent elsewhere (its `Instant::_now`); `now_without_cache_update` skips its shared
+//! "recent" cache, a store every thread would otherwise make to one cache line.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Nanoseconds on the coarse monotonic clock: what slots store as a poll's start.
+#[inline]
+pub(crate) fn now_ns() -> u64 {
+    let ticks = coarsetime::Instant::now_without_cache_update().as_ticks();
+    coarsetime::Duration::from_ticks(ticks).as_nanos()
+}
+
+/// The watch clock's resolution: the step it advances by, the kernel's tick (measured once,
+/// in up to two ticks, on first use). A duration the watch reports can be off by this much.
+pub fn resolution() -> Duration {
+    static RESOLUTION: OnceLock<Duration> = OnceLock::new();
+    *RESOLUTION.get_or_init(measure_resolution)
+}
+
+fn measure_resolution() -> Duration {
+    let start = now_ns();
+    let mut step = now_ns();
+    while step == start {
+        std::hint::spin_loop();
+        step = now_ns();
+    }
+    // The first change may be partway through a tick; the next whole one is the resolution.
+    let from = step;
+    let mut next = now_ns();
+    while next == from {
+        std::hint::spin_loop();
+        next = now_ns();
+    }
+    Duration::from_nanos(next - from)
+}
