@@ -78,6 +78,7 @@ pub(crate) fn live_slots(out: &mut Vec<Arc<Slot>>) {
 pub(crate) struct PollState(u64);
 
 impl PollState {
+    #[inline]
     pub(crate) fn new(watch_id: u16, label: Label, start_ms: u32) -> PollState {
         // `Label::new` hands out at most 65,536 indices.
         let label = label.index() as u16;
@@ -103,6 +104,7 @@ impl PollState {
 }
 
 /// Whole milliseconds of the coarse clock, wrapping: what a [`PollState`] stores.
+#[inline]
 pub(crate) fn ms_of(ns: u64) -> u32 {
     (ns / 1_000_000) as u32
 }
@@ -153,11 +155,13 @@ impl Slot {
     }
 
     /// The slot's current state, read by its owner thread (the only writer).
+    #[inline]
     pub(crate) fn own_state(&self) -> PollState {
         PollState(self.state.load(Ordering::Relaxed))
     }
 
     /// Publishes `state`. Owner thread only.
+    #[inline]
     pub(crate) fn publish(&self, state: PollState) {
         self.state.store(state.0, Ordering::Relaxed);
     }

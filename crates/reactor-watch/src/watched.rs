@@ -81,6 +81,7 @@ struct Restore<'a> {
 }
 
 impl Drop for Restore<'_> {
+    #[inline]
     fn drop(&mut self) {
         self.slot.publish(self.previous);
     }
