@@ -1,6 +1,6 @@
 //! `results/poll-cost.md`: what reactor-watch adds to each poll it wraps, from the crate's own
 //! criterion bench (`crates/reactor-watch/benches/per_poll.rs`), beside tokio-metrics'
-//! `TaskMonitor`, the other detector that wraps polls, and the two clock reads a wrapped poll
+//! `TaskMonitor`, the other detector that wraps polls, and the clock read a wrapped poll
 //! makes.
 
 use std::fmt::Write as _;
@@ -30,15 +30,12 @@ pub const WRAPPERS: [(&str, &str); 4] = [
     ("tokio_metrics", "tokio-metrics TaskMonitor"),
 ];
 
-/// The clock reads, in the group `clock`.
+/// The clock reads, one each, in the group `clock`.
 pub const CLOCKS: [(&str, &str); 2] = [
+    ("coarse", "one read of the coarse clock reactor-watch uses"),
     (
-        "two_coarse",
-        "two reads of the coarse clock reactor-watch uses",
-    ),
-    (
-        "two_instant_now",
-        "two `Instant::now()`, the clock it used before",
+        "instant_now",
+        "one `Instant::now()`, the clock it used before",
     ),
 ];
 
@@ -79,7 +76,7 @@ pub fn render(
 ) -> String {
     let mut out = String::from(
         "# The stall detector's price per poll\n\nWhat reactor-watch adds to each poll of a \
-         future it wraps, beside tokio-metrics' `TaskMonitor`, and the clock reads that make \
+         future it wraps, beside tokio-metrics' `TaskMonitor`, and the clock read that makes \
          most of it. Written by `scripts/poll-cost.sh` from criterion's own output files of \
          `cargo bench -p reactor-watch`; rerun it rather than edit the figures.\n\n\
          ## Environment\n\n",
@@ -117,7 +114,7 @@ pub fn render(
         }
         out.push('\n');
     }
-    out.push_str("## clock: what the wrapped poll cannot avoid\n\n| reads | time |\n|---|---|\n");
+    out.push_str("## clock: what the wrapped poll cannot avoid\n\n| read | time |\n|---|---|\n");
     for (function, name) in CLOCKS {
         if let Some(median) = medians.get("clock", function) {
             let _ = writeln!(out, "| {name} | {} |", format_estimate(median));

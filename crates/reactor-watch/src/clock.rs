@@ -1,11 +1,14 @@
 //! The watch's clock: coarse, because a stall detector's threshold is in milliseconds.
 //!
-//! Every watched poll reads the clock twice, so the clock is most of what the watch costs.
+//! Every watched poll reads the clock once (and a poll the watchdog saw running, once more), so
+//! the clock is most of what the watch costs.
+//!
 //! `Instant::now()` (`CLOCK_MONOTONIC`, a vDSO call that reads the TSC and scales it) costs
-//! about 18 ns here; `CLOCK_MONOTONIC_COARSE` returns the time of the kernel's last tick from
-//! the vDSO's data page, with no TSC read, for about 6 ns (the crate's criterion bench,
-//! `clock/*`). The price is resolution: one scheduler tick, `1 / CONFIG_HZ` (4 ms on this
-//! machine's kernel, 1–10 ms elsewhere; [`resolution`] asks the kernel).
+//! about three times as much here as `CLOCK_MONOTONIC_COARSE`, which returns the time of the
+//! kernel's last tick from the vDSO's data page, with no TSC read (the crate's criterion bench,
+//! `clock/*`, committed in results/poll-cost.md). The price is resolution: one scheduler tick,
+//! `1 / CONFIG_HZ` (4 ms on this machine's kernel, 1–10 ms elsewhere; [`resolution`] asks the
+//! kernel).
 //!
 //! So a duration measured here is within one tick of the true one, either way: a poll is
 //! certain to count as slow once it lasts `threshold + resolution`, and one shorter than

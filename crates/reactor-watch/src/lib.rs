@@ -17,8 +17,7 @@
 //! handler that answers in 120 ms is not if it spent them in one blocking call. So
 //! [`Watch::wrap`] times every poll of the future it wraps, from just before the inner `poll`
 //! to just after, and a poll longer than the threshold is a *slow poll*: counted per label
-//! ([`Stalls`]) and reported when it returns ([`Report::Returned`]). Two reads of a coarse clock ([`clock_resolution`]) and a few
-//! atomic stores per poll, no lock, no allocation.
+//! ([`Stalls`]) and reported when it returns ([`Report::Returned`]).
 //!
 //! # Why a watchdog thread
 //!
@@ -28,6 +27,14 @@
 //! `reactor-watch` (the pattern of Vert.x's `BlockedThreadChecker` and Go's `sysmon`), scans
 //! every slot each `threshold / 2`. The first time it sees a poll running past the threshold
 //! it reports it, once, while it is still running ([`Report::StillRunning`]).
+//!
+//! # Why it is cheap
+//!
+//! The watchdog also spares the timer half its work. It marks every poll it sees running, and
+//! since it scans every `threshold / 2`, every poll long enough to be slow is one it marked:
+//! only those read the clock again when they return. So a poll's fast path is one read of a
+//! coarse clock (one kernel tick of resolution, [`clock_resolution`]), two loads and two plain
+//! atomic stores to its thread's own slot: no lock, no allocation, no read-modify-write.
 //!
 //! # What it tells
 //!
@@ -57,6 +64,10 @@
 //! - **Stalls shorter than the threshold**, however many; and the watchdog reports a running
 //!   stall between `threshold` and `1.5 × threshold` after it began, later if it is itself
 //!   starved of CPU.
+//! - **A slow poll the watchdog never saw.** A poll is timed when it returns only if the
+//!   watchdog saw it running, which is certain for a poll longer than the threshold unless the
+//!   watchdog thread was itself kept off the CPU for `threshold / 2` while the poll ran. A
+//!   poll it missed is neither reported nor counted.
 //! - **The victims.** It names the blocker, not the requests that waited behind it: a fast
 //!   route that was delayed by a slow one shows no stall. Measure their latency from outside.
 //! - **Which thread is "the reactor".** On tokio (axum, hyper) and actix-web the thread that

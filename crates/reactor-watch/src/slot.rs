@@ -7,8 +7,10 @@
 //! path. (An earlier version kept a sequence number and a nanosecond start beside the label
 //! under a seqlock: three fields and two version bumps per store cost more than the clock.)
 //!
-//! The rest of the slot is for the rare paths: what the watchdog sampled (the thread's CPU
-//! time when it first saw a poll) and which polls it already reported.
+//! The rest of the slot is for the rare paths: which poll the watchdog last saw running (the
+//! owner reads it once at the end of every poll: it decides whether the clock is read again),
+//! what the watchdog sampled (the thread's CPU time when it first saw a poll) and which polls
+//! it already reported.
 
 use std::cell::OnceCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -130,6 +132,9 @@ struct Sample {
 pub(crate) struct Slot {
     /// The [`PollState`] of the poll running now, or idle.
     state: AtomicU64,
+    /// The [`PollState`] the watchdog last saw running on this thread, or 0. Written by
+    /// watchdogs only, read by the owner at the end of each poll.
+    seen: AtomicU64,
     /// The start (in ms) of the last poll a "still running" report was made for. Written by
     /// watchdogs only, only forward, so that a nested wrapper's outer poll, restored after its
     /// inner poll was reported, is not reported again for the same stall.
@@ -147,6 +152,7 @@ impl Slot {
         let thread: Arc<str> = std::thread::current().name().unwrap_or("<unnamed>").into();
         Slot {
             state: AtomicU64::new(0),
+            seen: AtomicU64::new(0),
             reported_upto: AtomicU32::new(0),
             sample: Mutex::new(Sample::default()),
             thread,
@@ -169,6 +175,24 @@ impl Slot {
     /// What the slot says now, for another thread.
     pub(crate) fn read(&self) -> PollState {
         PollState(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Watchdog: marks `poll` as seen running, so that its owner times it when it returns.
+    pub(crate) fn mark_seen(&self, poll: PollState) {
+        if self.seen.load(Ordering::Relaxed) != poll.0 {
+            self.seen.store(poll.0, Ordering::Relaxed);
+        }
+    }
+
+    /// Owner, at the end of `poll`: whether a watchdog saw it running, or saw a poll that
+    /// started later (on this thread, one nested inside it). Only such a poll can have been
+    /// slow, because the watchdog scans every `threshold / 2`; every other poll returns without
+    /// reading the clock again. A mark left by an earlier poll that started in the same
+    /// millisecond also answers yes: that costs one clock read, never a false report.
+    #[inline]
+    pub(crate) fn seen_since(&self, poll: PollState) -> bool {
+        let seen = PollState(self.seen.load(Ordering::Relaxed));
+        !seen.is_idle() && ms_since(seen.start_ms(), poll.start_ms()) >= 0
     }
 
     /// Watchdog: records the thread's CPU time as the start of `poll`'s window, unless the
@@ -227,5 +251,41 @@ impl Slot {
         // tick-granular accounting showing through.
         let on_cpu = Duration::from_nanos(cpu_now.saturating_sub(sample.cpu_ns)).min(window);
         CpuTime::Sampled { on_cpu, window }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PollState, Slot};
+    use crate::Label;
+
+    fn poll_at(start_ms: u32) -> PollState {
+        PollState::new(1, Label::new("test /seen"), start_ms)
+    }
+
+    #[test]
+    fn only_a_poll_the_watchdog_saw_is_timed_again() {
+        let slot = Slot::for_current_thread();
+        assert!(!slot.seen_since(poll_at(10)), "nothing seen yet");
+        slot.mark_seen(poll_at(10));
+        assert!(slot.seen_since(poll_at(10)), "the poll it saw");
+        assert!(
+            slot.seen_since(poll_at(9)),
+            "an outer poll, around the inner one it saw"
+        );
+        assert!(
+            !slot.seen_since(poll_at(11)),
+            "a later poll, not seen itself"
+        );
+    }
+
+    #[test]
+    fn seen_marks_compare_on_the_wrapping_clock() {
+        let slot = Slot::for_current_thread();
+        slot.mark_seen(poll_at(2));
+        assert!(
+            slot.seen_since(poll_at(u32::MAX - 1)),
+            "a poll that began just before the millisecond clock wrapped"
+        );
     }
 }

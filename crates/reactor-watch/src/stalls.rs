@@ -23,7 +23,8 @@ pub struct Stalls {
     /// The number of wrapped polls that returned after running longer than the threshold.
     ///
     /// **Definition**: incremented once per slow poll, by the polling thread, when the poll
-    /// returns (whether `Ready` or `Pending`). A poll that never returns is not counted here
+    /// returns (whether `Ready` or `Pending`), if the watchdog saw it running (see the
+    /// [crate docs](crate), "Why it is cheap"). A poll that never returns is not counted here
     /// (see [`still_running_reports`](Stalls::still_running_reports)). Nested wrappers count
     /// separately: a slow inner poll is also a slow poll of every wrapper around it.
     ///

@@ -266,8 +266,10 @@ impl Inner {
             if state.is_idle() || state.watch_id() != self.id {
                 continue;
             }
-            // The first sight of a poll starts its CPU window: a few µs of /proc on this
-            // thread, none on the polled one.
+            // Seen running: its owner will time it when it returns. The first sight of a poll
+            // also starts its CPU window: a few µs of /proc on this thread, none on the polled
+            // one.
+            slot.mark_seen(state);
             slot.sample_cpu(state);
             let now_ms = slot::ms_of(clock::now_ns());
             let running_ms = u64::try_from(slot::ms_since(now_ms, state.start_ms())).unwrap_or(0);
