@@ -41,12 +41,20 @@ const STACK_CRATES: &[&str] = &[
     "async-std",
     "axum",
     "blocking",
+    "compio-runtime",
+    "cyper-axum",
     "hyper",
     "hyper-util",
+    "ntex",
+    "ntex-rt",
     "smol",
     "smol-hyper",
     "tokio",
 ];
+
+/// Stack crates whose upstream has stopped, with what says so: marked wherever the results
+/// list the crates.
+const DISCONTINUED: &[(&str, &str)] = &[("async-std", "discontinued upstream: RUSTSEC-2025-0052")];
 
 #[derive(serde::Deserialize)]
 struct Lock {
@@ -79,7 +87,13 @@ fn main() {
                 .package
                 .into_iter()
                 .filter(|package| STACK_CRATES.contains(&package.name.as_str()))
-                .map(|package| format!("{} {}", package.name, package.version))
+                .map(|package| {
+                    let note = DISCONTINUED.iter().find(|(name, _)| *name == package.name);
+                    match note {
+                        Some((_, note)) => format!("{} {} ({note})", package.name, package.version),
+                        None => format!("{} {}", package.name, package.version),
+                    }
+                })
                 .collect();
             found.sort();
             found.dedup();

@@ -15,10 +15,10 @@ use crate::probe::ProbeChoice;
 use crate::race::{self, RacePlan};
 use crate::rest::RestPlan;
 use crate::sweep::{self, SweepPlan};
-use crate::target::{self, Folders, Target};
+use crate::target::{self, Folders, SERVERS, Target};
 use crate::work::WorkPath;
 
-/// Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one
+/// Reproduces, on seven Rust async stacks at once, the FastAPI experiment in which one
 /// handler that blocks the reactor stalls every other request.
 #[derive(Debug, Parser)]
 #[command(name = "bench-client", version, long_about = long_about())]
@@ -79,9 +79,9 @@ pub struct Cli {
 /// Which servers to spawn, and where to find them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerArgs {
-    /// Servers to spawn, comma-separated: the five demo servers and the FastAPI reference
+    /// Servers to spawn, comma-separated: the seven demo servers and the FastAPI reference
     /// targets (fastapi-asyncio, fastapi-uvloop), or `all` [default: all of them, unless
-    /// --url is given (the sweep: the five demo servers); the FastAPI ones only where their
+    /// --url is given (the sweep: the seven demo servers); the FastAPI ones only where their
     /// venv is set up]
     #[arg(long, value_delimiter = ',', value_parser = server_name)]
     pub servers: Vec<String>,
@@ -397,7 +397,7 @@ impl Cli {
 /// The long help: the experiment in a paragraph, with the protocol's own numbers.
 fn long_about() -> String {
     format!(
-        "Reproduces, on five Rust async stacks at once, the FastAPI experiment in which one \
+        "Reproduces, on {} Rust async stacks at once, the FastAPI experiment in which one \
          handler that blocks the reactor stalls every other request.\n\n\
          For each target, and for each work route in turn (/bad: std::thread::sleep on the \
          reactor; /ok-blocking: the same sleep on the blocking pool; /ok-await: the async \
@@ -406,9 +406,11 @@ fn long_about() -> String {
          each on its own connection. The burst's wall time says whether the sleeps ran one \
          after another (serialised) or side by side (concurrent); the pinger's latencies say \
          what every other client of that server saw meanwhile.\n\n\
-         Without --servers or --url it runs the full comparison of the five demo servers \
+         Without --servers or --url it runs the full comparison of the {} demo servers \
          (found beside this binary) and writes RESULTS.md and results.json into --out.",
-        HEAD_START.as_millis()
+        SERVERS.len(),
+        HEAD_START.as_millis(),
+        SERVERS.len(),
     )
 }
 

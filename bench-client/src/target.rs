@@ -13,14 +13,26 @@ use demo_contract::variant::Variant;
 use crate::http::Endpoint;
 pub use process::{DROP_GRACE, READY_WITHIN, STOP_WITHIN, ServerProcess, StderrTail, TargetError};
 
-/// The five demo servers, in the order the comparison runs them.
-pub const SERVERS: [&str; 5] = [
+/// The seven demo servers, in the order the comparison runs them: the five on readiness
+/// (epoll) runtimes, then the two thread-per-core ones on io_uring.
+pub const SERVERS: [&str; 7] = [
     "demo-axum",
     "demo-actix",
     "demo-hyper-tokio",
     "demo-hyper-async-std",
     "demo-hyper-smol",
+    "demo-axum-compio",
+    "demo-ntex",
 ];
+
+/// How many of [`SERVERS`], from the first, run on readiness (epoll) runtimes.
+const ON_EPOLL: usize = 5;
+
+/// The demo servers on readiness (epoll) runtimes, shared or work-stealing.
+pub const EPOLL_SERVERS: &[&str] = SERVERS.split_at(ON_EPOLL).0;
+
+/// The demo servers on thread-per-core runtimes over io_uring.
+pub const IO_URING_SERVERS: &[&str] = SERVERS.split_at(ON_EPOLL).1;
 
 /// The original's own stack as reference targets: the project's FastAPI app
 /// (`reference/fastapi/`) under uvicorn with one worker, on asyncio's loop with the h11

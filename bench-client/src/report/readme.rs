@@ -9,7 +9,7 @@ use super::text::{latency_range, range};
 use super::write_atomically;
 use crate::bench::{Case, Plan};
 use crate::stats::Verdict;
-use crate::target::SERVERS;
+use crate::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 
 /// Why a report was left out of the README: only a complete run of the full default
 /// comparison stands for it.
@@ -49,24 +49,31 @@ pub fn block(report: &Report) -> String {
             .get(..12)
             .unwrap_or(&environment.git_commit),
     );
+    let discontinued = (environment.crates.iter()).filter(|entry| entry.contains("discontinued"));
+    for entry in discontinued {
+        let _ = writeln!(out, "\nMarked among the stacks' crates: {entry}.");
+    }
     out
 }
 
-/// The stacks one column of the compact table stands for: the Rust servers together, every
-/// other target alone, in the order first measured.
+/// The stacks one column of the compact table stands for: the Rust servers on epoll
+/// together, those on io_uring together, every other target alone, in the order first
+/// measured.
 fn columns(report: &Report) -> Vec<(String, Vec<&str>)> {
     let targets = report.targets();
-    let (rust, others): (Vec<&str>, Vec<&str>) = targets
-        .into_iter()
-        .partition(|target| SERVERS.contains(target));
     let mut columns = Vec::new();
-    if !rust.is_empty() {
-        columns.push((format!("Rust, {} stacks", rust.len()), rust));
+    for (design, group) in [("epoll", EPOLL_SERVERS), ("io_uring", IO_URING_SERVERS)] {
+        let rust: Vec<&str> = (targets.iter().copied())
+            .filter(|target| group.contains(target))
+            .collect();
+        if !rust.is_empty() {
+            columns.push((format!("Rust on {design}, {} stacks", rust.len()), rust));
+        }
     }
     columns.extend(
-        others
-            .into_iter()
-            .map(|target| (target.to_owned(), vec![target])),
+        (targets.iter())
+            .filter(|target| !SERVERS.contains(target))
+            .map(|target| (target.to_string(), vec![*target])),
     );
     columns
 }

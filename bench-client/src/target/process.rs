@@ -146,7 +146,7 @@ impl ServerProcess {
     }
 
     /// [`Self::start_within`] with variables `env` set for the server.
-    pub(super) async fn spawn(
+    pub async fn spawn(
         name: &str,
         binary: &Path,
         args: &[String],

@@ -147,7 +147,12 @@ impl std::fmt::Display for ApiError {
 
 /// Serialises a body to JSON. Our bodies are plain structs of strings and numbers, so this
 /// cannot fail.
-#[cfg(any(feature = "axum", feature = "actix", feature = "hyper"))]
+#[cfg(any(
+    feature = "axum",
+    feature = "actix",
+    feature = "hyper",
+    feature = "ntex"
+))]
 pub(crate) fn to_json(body: &impl Serialize) -> Vec<u8> {
     serde_json::to_vec(body).expect("demo bodies always serialise")
 }

@@ -126,13 +126,21 @@ pub fn serve(
     } else {
         app
     };
-    let app = if demo.events.is_recording() {
+    let listener = Accepts { listener, demo };
+    axum::serve(
+        listener,
+        with_events(demo, app).into_make_service_with_connect_info::<Peer>(),
+    )
+}
+
+/// `app` with, when `--events` asks for it, the middleware that records each request's
+/// `started` and `ended` ([`record_events`]) as its outermost layer.
+pub(crate) fn with_events(demo: Demo, app: Router) -> Router {
+    if demo.events.is_recording() {
         app.layer(from_fn_with_state(demo, record_events))
     } else {
         app
-    };
-    let listener = Accepts { listener, demo };
-    axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
+    }
 }
 
 /// A tokio `TcpListener` as axum's accept loop uses it (accept errors handled by axum's own

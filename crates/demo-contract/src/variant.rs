@@ -16,7 +16,9 @@
 //! - [`TOKIO_EVENT_INTERVAL_1`] in the runtime builder of `for_tokio::runtime` (which
 //!   `for_tokio::run` uses);
 //! - [`AXUM_TASK_MONITOR`], the detectors experiment's, in `for_axum::serve`;
-//! - [`TOKIO_POLL_HOOKS`], the detectors experiment's too, in `for_tokio::runtime`'s builder.
+//! - [`TOKIO_POLL_HOOKS`], the detectors experiment's too, in `for_tokio::runtime`'s builder;
+//! - [`COMPIO_EVENT_INTERVAL_1`] and [`NTEX_EVENT_INTERVAL_2`], the CPU experiment's, in the
+//!   runtime builders of `for_compio::run` and `for_ntex::run`.
 //!
 //! The servers' `main.rs` never mention them.
 
@@ -104,6 +106,32 @@ pub const TOKIO_POLL_HOOKS: Variant = Variant {
             where it was spawned, a watchdog thread that reports a poll running past 100 ms \
             once while it runs, and the after hook reporting one that returned past it",
 };
+
+/// demo-axum-compio polling io_uring after every task (`about` says what changes).
+pub const COMPIO_EVENT_INTERVAL_1: Variant = Variant {
+    server: "demo-axum-compio",
+    variable: "DEMO_COMPIO_EVENT_INTERVAL_1",
+    label: "demo-axum-compio (event_interval 1)",
+    about: "compio's RuntimeBuilder::event_interval(1): the runtime reaps io_uring's \
+            completions after every task poll instead of every 61, so a task that yields by \
+            waking itself at once no longer keeps new connections and reads waiting",
+};
+
+/// demo-ntex polling io_uring after every other task (`about` says what changes).
+pub const NTEX_EVENT_INTERVAL_2: Variant = Variant {
+    server: "demo-ntex",
+    variable: "DEMO_NTEX_EVENT_INTERVAL_2",
+    label: "demo-ntex (event_interval 2)",
+    about: "ntex-rt's RuntimeBuilder::event_interval(2): the runtime polls its io_uring \
+            after every two task polls instead of 61, so a task that yields by waking itself \
+            at once no longer keeps new connections and reads waiting (1 is not usable: \
+            ntex-rt's RunnableQueue::run counts it down before it takes a task from the queue \
+            of wake-ups from other threads, which then never runs)",
+};
+
+/// The io_uring servers' `event_interval` variants: the CPU experiment's, and the contract
+/// check of `/ok-cpu-yield` on those servers.
+pub const EVENT_INTERVAL_VARIANTS: [Variant; 2] = [COMPIO_EVENT_INTERVAL_1, NTEX_EVENT_INTERVAL_2];
 
 /// The at-rest experiment's variants, in the order it runs them.
 pub const VARIANTS: [Variant; 2] = [TOKIO_REACTOR_ON_WORKER, SMOL_EXECUTOR_ON_MAIN];

@@ -3,7 +3,9 @@
 //!
 //! Each server crate's `tests/contract.rs` is one line, `demo_testkit::contract_tests!("NAME");`,
 //! which expands to one `#[test]` per check below, each starting the real binary on
-//! `--port 0`. Timings assert the shape with generous margins, never a speed: a burst of
+//! `--port 0`. A server on io_uring uses `contract_tests!(io_uring "NAME")`: where the kernel
+//! refuses io_uring each check says it was skipped, and `/ok-cpu-yield` is checked against the
+//! runtime's event interval ([`ok_cpu_yield_waits_for_the_event_interval`]). Timings assert the shape with generous margins, never a speed: a burst of
 //! `N` sleeps is serialised if it takes at least 0.8 × N × sleep, concurrent if under
 //! 3 × sleep; two rounds of sleeps take from 1.6 to 2.9 sleeps, one round under 1.9. The CPU
 //! routes' checks compute [`CPU_WORK`] of CPU time per request, [`CPU_N`] at once: serialised
@@ -14,13 +16,14 @@
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use bench_client::burst::{self, Burst, Connect};
 use bench_client::http::{Connection, Endpoint, Reply, get_once};
 use bench_client::target::{REFERENCE_READY_WITHIN, ServerProcess};
-use demo_contract::{CpuWork, Event, EventsBody, Pong, Route, What, Work};
+use demo_contract::variant::EVENT_INTERVAL_VARIANTS;
+use demo_contract::{CpuWork, Event, EventsBody, IO_URING_REFUSED, Pong, Route, What, Work};
 use hyper::Method;
 use nix::sys::signal::Signal;
 
@@ -58,6 +61,52 @@ macro_rules! contract_tests {
             events_are_off_without_the_flag
         );
     };
+    // A server on io_uring: each check is skipped, saying so, where the kernel refuses
+    // io_uring; and `/ok-cpu-yield` is checked against the runtime's event interval, which
+    // decides whether a yielding task lets new requests in (see the check).
+    (io_uring $bin:literal) => {
+        $crate::contract_tests!(@io_uring env!(concat!("CARGO_BIN_EXE_", $bin)) =>
+            ping_describes_the_server,
+            bad_serialises_on_the_reactor,
+            ok_blocking_is_concurrent_off_the_reactor,
+            ok_await_is_concurrent_on_the_reactor,
+            bad_cpu_serialises_on_the_reactor,
+            ok_cpu_blocking_leaves_the_reactor_free,
+            ok_cpu_yield_waits_for_the_event_interval,
+            ok_cpu_pool_runs_one_per_core_off_the_reactor,
+            fastapi_client_paths_work_unchanged,
+            bad_ms_is_a_400_in_json_and_the_server_goes_on,
+            unknown_paths_are_404_and_other_methods_405,
+            threads_flag_sets_the_reactor_threads,
+            blocking_threads_flag_sizes_the_offload_pool,
+            sigterm_exits_0_promptly,
+            sigint_exits_0_promptly,
+            sigterm_lets_the_request_in_flight_finish,
+            malformed_requests_get_an_error_and_serving_goes_on,
+            oversized_headers_get_an_error_and_serving_goes_on,
+            binds_loopback_by_default_and_says_so,
+            keeps_accepting_after_running_out_of_file_descriptors,
+            blocking_polls_are_counted_as_stalls,
+            stalls_are_logged_while_they_run_under_their_route,
+            slow_requests_with_short_polls_are_no_stalls,
+            a_block_under_the_threshold_is_no_stall,
+            stall_ms_0_turns_the_detector_off,
+            events_record_accepts_and_handlers_in_order_and_drain,
+            events_are_off_without_the_flag
+        );
+    };
+    (@io_uring $binary:expr => $($check:ident),*) => {
+        $(
+            #[test]
+            fn $check() {
+                if $crate::io_uring_refused($binary) {
+                    eprintln!("skipped: the kernel refuses io_uring, which this server needs");
+                    return;
+                }
+                $crate::$check($binary);
+            }
+        )*
+    };
     (@each $binary:expr => $($check:ident),*) => {
         $(
             #[test]
@@ -90,15 +139,51 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 }
 
 async fn start(binary: &str, args: &[&str]) -> ServerProcess {
-    let name = Path::new(binary)
+    start_with(binary, args, &[]).await
+}
+
+/// [`start`] with variables `env` set for the server.
+async fn start_with(binary: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect();
+    // The reference app's Python needs longer to start than the Rust servers on a busy machine.
+    let ready_within = REFERENCE_READY_WITHIN;
+    ServerProcess::spawn(
+        server_name(binary),
+        Path::new(binary),
+        &args,
+        &env,
+        ready_within,
+    )
+    .await
+    .unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The server's name: its binary's file name.
+fn server_name(binary: &str) -> &str {
+    Path::new(binary)
         .file_name()
         .and_then(|name| name.to_str())
-        .unwrap_or(binary);
-    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-    // The reference app's Python needs longer to start than the Rust servers on a busy machine.
-    ServerProcess::start_within(name, Path::new(binary), &args, REFERENCE_READY_WITHIN)
-        .await
-        .unwrap_or_else(|error| panic!("{error}"))
+        .unwrap_or(binary)
+}
+
+/// Whether `binary`, a server that needs io_uring, says the kernel refused it: started once
+/// per test binary, its answer kept.
+pub fn io_uring_refused(binary: &str) -> bool {
+    static REFUSED: OnceLock<bool> = OnceLock::new();
+    *REFUSED.get_or_init(|| {
+        let started = block_on(async {
+            ServerProcess::start(server_name(binary), Path::new(binary), &[]).await
+        });
+        match started {
+            Ok(_server) => false,
+            Err(error) if error.to_string().contains(IO_URING_REFUSED) => true,
+            Err(error) => panic!("{error}"),
+        }
+    })
 }
 
 async fn get(endpoint: &Endpoint, path: &str) -> Reply {
@@ -268,12 +353,17 @@ struct CpuBurst {
 /// at least 0.9 × the CPU time asked for, on its own thread's clock, and a wall time no
 /// shorter (0.9 × for the clocks' resolutions).
 fn cpu_burst(binary: &str, path: &str) -> CpuBurst {
+    cpu_burst_with(binary, path, &[])
+}
+
+/// [`cpu_burst`] of a server started with variables `env` set.
+fn cpu_burst_with(binary: &str, path: &str, env: &[(&str, &str)]) -> CpuBurst {
     // CPU work measures the cores: two CPU checks of one test binary side by side would each
     // find half of them, and their pings would wait for each other's work.
     let _cores = CORES.lock().unwrap_or_else(PoisonError::into_inner);
     block_on(async {
         let asked = CPU_WORK.as_millis().to_string();
-        let server = start(binary, &["--sleep-ms", &asked]).await;
+        let server = start_with(binary, &["--sleep-ms", &asked], env).await;
         // Warmed up first: the FastAPI app's first answers cost it milliseconds of CPU more,
         // which the work would stretch into a slow ping that says nothing of the reactor.
         for warm_up in ["/ping".to_owned(), format!("{path}?ms=0")] {
@@ -379,6 +469,37 @@ pub fn ok_cpu_yield_shares_the_reactor(binary: &str) {
         burst.work
     );
     assert_eq!(cpu_threads(&burst.work).len(), 1, "{:?}", burst.work);
+}
+
+/// On a runtime that polls its I/O only every so many task polls (compio's and ntex's
+/// `event_interval`, 61), tasks that yield by waking themselves at once keep the thread
+/// busy with each other: a `/ping` into the burst waits for many slices, well past half a
+/// unit of work. The same server started as its `event_interval` variant (1 on compio, 2 on
+/// ntex: `demo_contract::variant::EVENT_INTERVAL_VARIANTS`) polls io_uring after every task
+/// or two, and the ping gets in.
+pub fn ok_cpu_yield_waits_for_the_event_interval(binary: &str) {
+    let path = Route::OkCpuYield.path();
+    let server = server_name(binary);
+    let variant = EVENT_INTERVAL_VARIANTS
+        .iter()
+        .find(|variant| variant.server == server)
+        .unwrap_or_else(|| panic!("no event_interval variant for {server}"));
+    let stock = cpu_burst(binary, path);
+    assert!(
+        stock.ping >= CPU_WORK / 2,
+        "/ping during {path} took only {} on the stock event interval",
+        in_ms(stock.ping)
+    );
+    let flipped = cpu_burst_with(binary, path, &[(variant.variable, "1")]);
+    assert_ping_not_held(&format!("{path} ({})", variant.label), &flipped);
+    for burst in [&stock, &flipped] {
+        assert!(
+            burst.work.iter().all(|body| body.work.on_reactor),
+            "{:?}",
+            burst.work
+        );
+        assert_eq!(cpu_threads(&burst.work).len(), 1, "{:?}", burst.work);
+    }
 }
 
 /// The pool runs one unit of work per core at a time: a burst takes at least ⌈N / cores⌉

@@ -203,6 +203,89 @@ impl Reactor for Smol {
     }
 }
 
+/// compio: a compio `Runtime` on the bench thread, one of the per-thread runtimes
+/// `demo-axum-compio --threads 1` runs.
+struct Compio {
+    runtime: compio::runtime::Runtime,
+}
+
+impl Compio {
+    fn start() -> Compio {
+        let runtime = compio::runtime::Runtime::new().expect("compio needs io_uring");
+        Compio { runtime }
+    }
+}
+
+impl Reactor for Compio {
+    fn offload() -> impl Future<Output = ()> + Send + 'static {
+        let back = compio::runtime::spawn_blocking(|| ());
+        async move { back.await.expect("a no-op closure does not panic") }
+    }
+
+    fn zero_timer() -> impl Future<Output = ()> + Send + 'static {
+        // compio's timer is `!Send`; it never leaves the runtime's thread (as in the server).
+        send_wrapper::SendWrapper::new(compio::time::sleep(Duration::ZERO))
+    }
+
+    fn run<T: Send + 'static>(&self, task: impl Future<Output = T> + Send + 'static) -> T {
+        self.runtime
+            .block_on(self.runtime.spawn(task))
+            .expect("the bench task panicked")
+    }
+}
+
+/// A task for the ntex thread, boxed to cross the channel.
+type NtexJob = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// ntex: an ntex `System` on a thread of its own, running each bench task it is sent, as
+/// one worker of `demo-ntex --threads 1` runs requests. (An ntex `SystemRunner` blocks on one
+/// future and is gone, so the bench cannot call it once per sample as it does compio's.)
+struct Ntex {
+    jobs: futures_channel::mpsc::UnboundedSender<NtexJob>,
+}
+
+impl Ntex {
+    fn start() -> Ntex {
+        let (jobs, mut queue) = futures_channel::mpsc::unbounded::<NtexJob>();
+        std::thread::Builder::new()
+            .name("ntex-bench".to_owned())
+            .spawn(move || {
+                ntex::rt::System::new("offload-bench", ntex::rt::DefaultRuntime).block_on(
+                    async move {
+                        while let Some(job) = futures_lite::StreamExt::next(&mut queue).await {
+                            ntex::rt::spawn(job);
+                        }
+                    },
+                );
+            })
+            .expect("cannot start the ntex thread");
+        Ntex { jobs }
+    }
+}
+
+impl Reactor for Ntex {
+    fn offload() -> impl Future<Output = ()> + Send + 'static {
+        let back = ntex::rt::spawn_blocking(|| ());
+        async move { back.await.expect("a no-op closure does not panic") }
+    }
+
+    fn zero_timer() -> impl Future<Output = ()> + Send + 'static {
+        // ntex's timer is `!Send`; it never leaves the runtime's thread (as in the server).
+        send_wrapper::SendWrapper::new(ntex::time::sleep(Duration::ZERO))
+    }
+
+    fn run<T: Send + 'static>(&self, task: impl Future<Output = T> + Send + 'static) -> T {
+        let (output, result) = std::sync::mpsc::sync_channel(1);
+        let job = async move {
+            let _ = output.send(task.await);
+        };
+        self.jobs
+            .unbounded_send(Box::pin(job))
+            .expect("the ntex thread is running");
+        result.recv().expect("the bench task panicked")
+    }
+}
+
 /// How many of this process's threads are named `name`, where the system can tell (Linux:
 /// `/proc/self/task/*/comm`, which keeps the first 15 bytes of the name).
 fn threads_named(name: &str) -> Option<usize> {
@@ -244,6 +327,8 @@ fn main() {
     let actix_web = ActixWeb::start();
     let async_std = AsyncStd::start();
     let smol = Smol::start();
+    let compio = Compio::start();
+    let ntex = Ntex::start();
 
     for case in Case::ALL {
         let mut group = criterion.benchmark_group(case.id());
@@ -259,6 +344,8 @@ fn main() {
                 Runtime::ActixWeb => bench(&mut group, runtime, &actix_web, case),
                 Runtime::AsyncStd => bench(&mut group, runtime, &async_std, case),
                 Runtime::Smol => bench(&mut group, runtime, &smol, case),
+                Runtime::Compio => bench(&mut group, runtime, &compio, case),
+                Runtime::Ntex => bench(&mut group, runtime, &ntex, case),
             }
         }
         group.finish();

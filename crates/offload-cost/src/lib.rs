@@ -39,14 +39,18 @@ pub enum Runtime {
     ActixWeb,
     AsyncStd,
     Smol,
+    Compio,
+    Ntex,
 }
 
 impl Runtime {
-    pub const ALL: [Runtime; 4] = [
+    pub const ALL: [Runtime; 6] = [
         Runtime::Tokio,
         Runtime::ActixWeb,
         Runtime::AsyncStd,
         Runtime::Smol,
+        Runtime::Compio,
+        Runtime::Ntex,
     ];
 
     /// The criterion function name, and the directory of its results.
@@ -56,6 +60,8 @@ impl Runtime {
             Runtime::ActixWeb => "actix-web",
             Runtime::AsyncStd => "async-std",
             Runtime::Smol => "smol",
+            Runtime::Compio => "compio",
+            Runtime::Ntex => "ntex",
         }
     }
 
@@ -66,6 +72,8 @@ impl Runtime {
             Runtime::ActixWeb => "actix-rt `System` (tokio `current_thread` + `LocalSet`)",
             Runtime::AsyncStd => "async-std global executor, `ASYNC_STD_THREAD_COUNT=1`",
             Runtime::Smol => "own `smol::Executor` run on one thread",
+            Runtime::Compio => "compio `Runtime` (io_uring) on the bench thread",
+            Runtime::Ntex => "ntex `System` (its io_uring runtime) on one thread",
         }
     }
 
@@ -76,6 +84,8 @@ impl Runtime {
             Runtime::ActixWeb => "`actix_web::web::block`",
             Runtime::AsyncStd => "`async_std::task::spawn_blocking`",
             Runtime::Smol => "`smol::unblock`",
+            Runtime::Compio => "`compio::runtime::spawn_blocking`",
+            Runtime::Ntex => "`ntex::rt::spawn_blocking`",
         }
     }
 
@@ -86,6 +96,8 @@ impl Runtime {
             Runtime::ActixWeb => "`actix_web::rt::time::sleep`",
             Runtime::AsyncStd => "`async_std::task::sleep`",
             Runtime::Smol => "`smol::Timer::after`",
+            Runtime::Compio => "`compio::time::sleep`",
+            Runtime::Ntex => "`ntex::time::sleep`",
         }
     }
 }

@@ -1,0 +1,279 @@
+//! ntex glue, for `demo-ntex`: [`Sleep`] as an extractor, the bodies as responses, JSON
+//! 404/405, the stall detector and the order of events in one middleware ([`WatchRequests`]),
+//! and [`run`]: the server set up from the command line on ntex's own io_uring runtime.
+
+use std::any::Any;
+use std::convert::Infallible;
+use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use ntex::http::{HttpService, StatusCode};
+use ntex::rt::{BlockFuture, Reactor, Runner, RuntimeBuilder, System, uring, with_reactor};
+use ntex::server::Stream;
+use ntex::service::cfg::SharedCfg;
+use ntex::service::{Middleware, Service, ServiceCtx};
+use ntex::web::{
+    self, App, DefaultError, FromRequest, HttpRequest, HttpResponse, Responder, WebRequest,
+    WebResponse, WebResponseError,
+};
+
+use crate::body::to_json;
+use crate::variant::NTEX_EVENT_INTERVAL_2;
+use crate::{
+    ApiError, Args, CpuWork, Demo, EventsBody, Pong, Route, SHUTDOWN_GRACE, Sleep, StallsJson,
+    Work, exit_without_io_uring,
+};
+
+/// The label `/ping` reports.
+pub const RUNTIME: &str = "ntex-rt neon (io_uring), one runtime per worker";
+
+/// Extractors run on the worker that polls the handler: the right place to mark it.
+impl<Err> FromRequest<Err> for Sleep {
+    type Error = ApiError;
+
+    async fn from_request(
+        req: &HttpRequest,
+        _: &mut ntex::http::Payload,
+    ) -> Result<Self, ApiError> {
+        let demo = req.app_state::<Demo>().expect("the App has the Demo state");
+        demo.mark_reactor_and_read_sleep(Some(req.query_string()))
+    }
+}
+
+fn json(status: u16, body: Vec<u8>) -> HttpResponse {
+    HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .content_type("application/json")
+        .body(body)
+}
+
+impl Responder for Pong {
+    async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
+impl Responder for Work {
+    async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
+impl Responder for CpuWork {
+    async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
+impl Responder for StallsJson {
+    async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, self.0.into_bytes())
+    }
+}
+
+impl Responder for EventsBody {
+    async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
+impl Responder for ApiError {
+    async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(self.status, to_json(&self))
+    }
+}
+
+impl WebResponseError<DefaultError> for ApiError {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    fn error_response(&self, _: &HttpRequest) -> HttpResponse {
+        json(self.status, to_json(self))
+    }
+}
+
+/// JSON 404 for unknown paths and 405 for other methods on known ones.
+pub async fn unmatched(req: HttpRequest) -> ApiError {
+    ApiError::unmatched(req.method().as_str(), req.path())
+}
+
+/// `GET /stalls`: the stall detector's counters.
+pub async fn stalls(demo: web::types::State<Demo>) -> StallsJson {
+    demo.stalls()
+}
+
+/// `GET /events`: the order of events since the last call, drained.
+pub async fn events(demo: web::types::State<Demo>) -> EventsBody {
+    demo.events()
+}
+
+/// Middleware (`App::middleware`): times every poll of the rest of the request, handler included,
+/// under the route its path names (ntex's router does not tell a middleware which resource
+/// matched), and, with `--events`, records its `started` and `ended`.
+#[derive(Debug, Clone, Copy)]
+pub struct WatchRequests(pub Demo);
+
+impl<S> Middleware<S, SharedCfg> for WatchRequests {
+    type Service = Watching<S>;
+
+    fn create(&self, service: S, _: SharedCfg) -> Watching<S> {
+        Watching {
+            service,
+            demo: self.0,
+        }
+    }
+}
+
+/// [`WatchRequests`] around one service.
+#[derive(Debug)]
+pub struct Watching<S> {
+    service: S,
+    demo: Demo,
+}
+
+impl<S, E> Service<WebRequest<E>> for Watching<S>
+where
+    S: Service<WebRequest<E>, Response = WebResponse>,
+{
+    type Response = WebResponse;
+    type Error = S::Error;
+
+    ntex::forward_poll!(service);
+    ntex::forward_ready!(service);
+    ntex::forward_shutdown!(service);
+
+    async fn call(
+        &self,
+        req: WebRequest<E>,
+        ctx: ServiceCtx<'_, Self>,
+    ) -> Result<WebResponse, S::Error> {
+        let demo = self.demo;
+        let path = req.path().to_owned();
+        let matched = Route::from_path(&path).map(|_| path.as_str());
+        let label = demo.watch.label(req.method().as_str(), matched);
+        let peer = req.peer_addr().map_or(0, |peer| peer.port());
+        let events = demo.events.request(peer, &path);
+        events
+            .around(demo.watch.wrap(label, ctx.call(&self.service, req)))
+            .await
+    }
+}
+
+/// The resources for `route`, answering GET with `handler`: one per path, each answering
+/// other methods with [`unmatched`]'s 405.
+pub fn get<F, Args>(route: Route, handler: F) -> Vec<web::Resource<DefaultError>>
+where
+    F: web::Handler<Args, DefaultError> + Clone + 'static,
+    Args: FromRequest<DefaultError> + 'static,
+    Args::Error: Into<web::Error>,
+{
+    route
+        .paths()
+        .iter()
+        .map(|&path| {
+            web::resource(path)
+                .route(web::get().to(handler.clone()))
+                .default_service(web::to(unmatched))
+        })
+        .collect()
+}
+
+/// Builds the app on every worker (`routes`, the demo's state, [`unmatched`] for every other
+/// path, [`WatchRequests`] around all), serves it as the command line asks, announces it, and
+/// runs until SIGINT or SIGTERM, then stops gracefully within [`SHUTDOWN_GRACE`].
+///
+/// - `--threads N`: N workers (`ntex:worker:0`, ...), each its own single-threaded runtime on
+///   its own io_uring. One accept thread takes every connection and deals it to a worker,
+///   round-robin, where it stays: nothing is stolen.
+/// - `--blocking-threads K`: the one blocking pool of `ntex::rt::spawn_blocking`, shared by
+///   the workers, up to K threads (ntex's default 256); beyond, work queues for a free one.
+/// - Without io_uring, the server says so in one line and exits with status 1.
+/// - ntex's arbiter pings are off (`ping_interval(0)`): the system would otherwise ping each
+///   worker every 2 s and try to capture a backtrace of one slow to answer, a stall detector
+///   of its own that this project does not measure.
+/// - `--events`: each connection's `accepted` is recorded in ntex-server's `on_accept`, which
+///   runs on the worker when it takes the connection, as actix-web's `on_connect` does.
+pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::Result<()> {
+    if let Err(error) = uring::Reactor::new(URING_ENTRIES) {
+        exit_without_io_uring(demo.stack, error);
+    }
+    let runner = Uring {
+        event_interval: if NTEX_EVENT_INTERVAL_2.requested(args) {
+            2
+        } else {
+            61
+        },
+    };
+    let mut system = System::build()
+        .name(demo.stack.server)
+        .signals(true)
+        .ping_interval(0);
+    if let Some(pool) = args.blocking_threads {
+        system = system.thread_pool_limit(pool);
+    }
+    let listener = crate::listen(args.addr())?;
+    let addr = listener.local_addr()?;
+    let threads = args.threads;
+    system.build(runner).block_on(async move {
+        let mut server = ntex::server::build()
+            .workers(threads)
+            .shutdown_timeout(ntex::time::Seconds(SHUTDOWN_GRACE.as_secs() as u16))
+            .listen("demo", listener, async move |_| {
+                HttpService::new(
+                    App::new()
+                        .state(demo)
+                        .configure(routes)
+                        .default_service(web::to(unmatched))
+                        .middleware(WatchRequests(demo)),
+                )
+            })?;
+        if demo.events.is_recording() {
+            server = server.on_accept(async move |_, stream: Stream| {
+                demo.events.accepted(peer_port(&stream));
+                Ok::<_, Infallible>(stream)
+            });
+        }
+        let server = server.run();
+        // ntex-server asks for signals in a task of its own, and ntex-rt registers the ask in
+        // another: let both run before a signal may come.
+        ntex::time::sleep(ntex::time::Millis(10)).await;
+        demo.announce(addr);
+        server.await
+    })
+}
+
+/// The submission queue's size, as ntex's own `DefaultRuntime` makes it.
+const URING_ENTRIES: u32 = 2048;
+
+fn peer_port(stream: &Stream) -> u16 {
+    match stream {
+        Stream::Tcp(tcp) => tcp.peer_addr().map_or(0, |peer| peer.port()),
+        #[allow(unreachable_patterns)]
+        _ => 0,
+    }
+}
+
+/// ntex's own io_uring runner (`DefaultRuntime` of ntex-net with `neon-uring`), with the one
+/// setting it does not expose: how many tasks the runtime polls before it polls io_uring
+/// again (ntex-rt's `RuntimeBuilder::event_interval`, 61 unless [`NTEX_EVENT_INTERVAL_2`]).
+#[derive(Debug)]
+struct Uring {
+    event_interval: usize,
+}
+
+impl Runner for Uring {
+    fn block_on(&self, future: BlockFuture) -> Result<(), Box<dyn Any + Send>> {
+        // `run` checked that the kernel gives an io_uring before starting the system.
+        let driver: Box<dyn Reactor> = Box::new(
+            uring::Reactor::new(URING_ENTRIES).expect("the kernel gave an io_uring at start"),
+        );
+        with_reactor(&driver, || {
+            catch_unwind(AssertUnwindSafe(|| {
+                let runtime = RuntimeBuilder::new()
+                    .event_interval(self.event_interval)
+                    .build(driver.handle());
+                runtime.block_on(future, &*driver);
+            }))
+        })
+    }
+}

@@ -1,0 +1,105 @@
+//! The demo routes on ntex 3, on ntex's own runtime over io_uring (feature `neon-uring`).
+//!
+//! - Reactor: `--threads` workers (`ntex::server::build().workers`), each its own
+//!   single-threaded runtime on its own io_uring. One accept thread hands each new
+//!   connection to one worker, round-robin; a connection never moves, nothing is stolen.
+//!   So a worker blocked in `/bad` stalls every connection it holds, as on actix-web, whose
+//!   design ntex began from.
+//! - Offload: `ntex::rt::spawn_blocking`, one pool shared by the workers, up to 256 threads
+//!   (`--blocking-threads` sets the limit, in `for_ntex::run`); beyond, work queues.
+//! - Timer: `ntex::time::sleep`, ntex's timer wheel.
+//! - CPU: `/bad-cpu` on the worker, `/ok-cpu-blocking` on the blocking pool, `/ok-cpu-yield`
+//!   on the worker with `ntex::task::yield_to` every ~1 ms, `/ok-cpu-pool` on the shared
+//!   rayon pool of one thread per core (`cpu::on_pool`).
+//! - Stalls and events: one middleware times every poll of every request under the route its
+//!   path names and records each request's start and end (`for_ntex::WatchRequests`);
+//!   `on_accept` records each connection as its worker takes it (`for_ntex::run`).
+
+use demo_contract::for_ntex::{self, RUNTIME, get};
+use demo_contract::{CpuWork, Demo, Pong, Route, Sleep, Stack, Work, cpu};
+use ntex::web::{ServiceConfig, types::State};
+
+static STACK: Stack = Stack {
+    server: "demo-ntex",
+    about: "ntex 3 on its own io_uring runtime: the demo routes",
+    offload: "ntex::rt::spawn_blocking",
+    timer: "ntex::time::sleep",
+    yield_now: "ntex::task::yield_to",
+};
+
+/// Answers at once, if this connection's worker is free to poll it.
+async fn ping(demo: State<Demo>) -> Pong {
+    demo.pong()
+}
+
+/// Blocks the reactor: the worker sleeps, and every connection it holds waits.
+async fn bad(Sleep(duration): Sleep) -> Work {
+    let work = STACK.work_here(Route::Bad, duration);
+    std::thread::sleep(duration);
+    work
+}
+
+/// Frees the reactor: the sleep runs on a blocking-pool thread while this task waits.
+async fn ok_blocking(Sleep(duration): Sleep) -> Work {
+    ntex::rt::spawn_blocking(move || {
+        let work = STACK.work_here(Route::OkBlocking, duration);
+        std::thread::sleep(duration);
+        work
+    })
+    .await
+    .expect("the sleep does not panic")
+}
+
+/// Frees the reactor: the task waits on ntex's timer, and the worker polls others meanwhile.
+async fn ok_await(Sleep(duration): Sleep) -> Work {
+    let work = STACK.work_here(Route::OkAwait, duration);
+    ntex::time::sleep(duration).await;
+    work
+}
+
+/// Blocks the reactor: the worker computes, and every connection it holds waits.
+async fn bad_cpu(Sleep(cpu): Sleep) -> CpuWork {
+    STACK.burn_here(Route::BadCpu, cpu)
+}
+
+/// Frees the reactor: the work runs on a blocking-pool thread, one per request.
+async fn ok_cpu_blocking(Sleep(cpu): Sleep) -> CpuWork {
+    ntex::rt::spawn_blocking(move || STACK.burn_here(Route::OkCpuBlocking, cpu))
+        .await
+        .expect("the work does not panic")
+}
+
+/// Shares the reactor, up to a point: after each ~1 ms slice the task wakes itself and goes
+/// to the back of the run queue, but ntex's runtime polls io_uring only every 61 task polls,
+/// so new connections and reads wait behind many slices.
+async fn ok_cpu_yield(Sleep(cpu): Sleep) -> CpuWork {
+    STACK
+        .burn_in_slices_here(Route::OkCpuYield, cpu, ntex::task::yield_to)
+        .await
+}
+
+/// Frees the reactor: the work queues for the rayon pool, one thread per core.
+async fn ok_cpu_pool(Sleep(cpu): Sleep) -> CpuWork {
+    cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
+}
+
+/// The routes, registered on each worker's app.
+fn routes(app: &mut ServiceConfig) {
+    app.service(get(Route::Ping, ping))
+        .service(get(Route::Bad, bad))
+        .service(get(Route::OkBlocking, ok_blocking))
+        .service(get(Route::OkAwait, ok_await))
+        .service(get(Route::BadCpu, bad_cpu))
+        .service(get(Route::OkCpuBlocking, ok_cpu_blocking))
+        .service(get(Route::OkCpuYield, ok_cpu_yield))
+        .service(get(Route::OkCpuPool, ok_cpu_pool))
+        .service(get(Route::Stalls, for_ntex::stalls))
+        .service(get(Route::Events, for_ntex::events));
+}
+
+fn main() -> std::io::Result<()> {
+    let args = STACK.args();
+    let demo = Demo::new(&STACK, RUNTIME, &args);
+    // Workers, the runtime, signals, the blocking pool and binding: `for_ntex::run`.
+    for_ntex::run(demo, &args, routes)
+}

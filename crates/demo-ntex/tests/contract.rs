@@ -1,0 +1,1 @@
+demo_testkit::contract_tests!(io_uring "demo-ntex");
