@@ -164,6 +164,12 @@ pub struct RaceArgs {
     pub trials: usize,
 
     /// Sleep of each /bad request, in milliseconds
+    /// Reactor threads of every server; a target that runs only at one (the FastAPI app) is
+    /// left out at more, and so are the flips' variants. The trials with the ping's arrival
+    /// controlled run at one
+    #[arg(long, default_value_t = 1, value_parser = threads())]
+    pub threads: usize,
+
     #[arg(long, default_value_t = race::defaults::SLEEP_MS, value_parser = sleep_ms())]
     pub sleep_ms: u64,
 
@@ -200,6 +206,7 @@ impl RaceArgs {
     pub fn plan(&self) -> RacePlan {
         RacePlan {
             trials: self.trials,
+            threads: self.threads,
             sleep_ms: self.sleep_ms,
             concurrency: self.concurrency,
             ping_every_ms: bench::defaults::PING_EVERY_MS,

@@ -177,9 +177,10 @@ fn rest_targets(args: &RestArgs) -> Vec<Target> {
 
 /// The race's targets, and its flips on those of them that have a variant.
 fn race_targets(args: &RaceArgs) -> (Vec<Target>, Vec<FlipRun>) {
-    let targets = args.spawn.targets(&all_servers()).0;
+    let mut targets = args.spawn.targets(&all_servers()).0;
+    targets.retain(|target| target.runs_at(args.threads, true));
     let bin_dir = (args.spawn.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
-    let flips = match args.no_flips {
+    let flips = match args.no_flips || args.threads != 1 {
         true => Vec::new(),
         false => race::flip_runs(&targets, &bin_dir),
     };

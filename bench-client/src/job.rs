@@ -48,7 +48,7 @@ pub enum Run {
 }
 
 /// The main job, in order.
-pub const MAIN_JOB: [Experiment; 17] = [
+pub const MAIN_JOB: [Experiment; 19] = [
     Experiment {
         name: "the comparison (results/, README.md's block)",
         run: Run::Command(&["--readme", README]),
@@ -93,6 +93,34 @@ pub const MAIN_JOB: [Experiment; 17] = [
     Experiment {
         name: "the thread matrix (results/threads/)",
         run: Run::Command(&["--threads", "1,2,4", "--out", "results/threads"]),
+    },
+    Experiment {
+        name: "the race per core, 2 threads (results/per-core/threads-2/)",
+        run: Run::Command(&[
+            "race",
+            "--threads",
+            "2",
+            "--connect",
+            "during",
+            "--arrival-trials",
+            "0",
+            "--out",
+            "results/per-core/threads-2",
+        ]),
+    },
+    Experiment {
+        name: "the race per core, 4 threads (results/per-core/threads-4/)",
+        run: Run::Command(&[
+            "race",
+            "--threads",
+            "4",
+            "--connect",
+            "during",
+            "--arrival-trials",
+            "0",
+            "--out",
+            "results/per-core/threads-4",
+        ]),
     },
     Experiment {
         name: "CPU-bound work (results/cpu/)",

@@ -52,6 +52,8 @@ pub const PROBE_TIMEOUT_MS: f64 = 1000.0;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RacePlan {
     pub trials: usize,
+    /// Reactor threads of every server (`--threads`); the flips' variants run at one.
+    pub threads: usize,
     pub sleep_ms: u64,
     pub concurrency: usize,
     pub ping_every_ms: u64,
@@ -65,6 +67,7 @@ impl Default for RacePlan {
     fn default() -> RacePlan {
         RacePlan {
             trials: defaults::TRIALS,
+            threads: 1,
             sleep_ms: defaults::SLEEP_MS,
             concurrency: defaults::CONCURRENCY,
             ping_every_ms: bench::defaults::PING_EVERY_MS,
@@ -80,14 +83,15 @@ impl Default for RacePlan {
 }
 
 impl RacePlan {
-    /// The comparison's plan of one trial: `/bad` alone, both probes, on one reactor thread.
+    /// The comparison's plan of one trial: `/bad` alone, both probes, on the plan's reactor
+    /// threads.
     pub fn case_plan(&self, connect: Connect) -> Plan {
         Plan {
             routes: vec![BAD],
             concurrency: self.concurrency,
             sleep_ms: self.sleep_ms,
             ping_every_ms: self.ping_every_ms,
-            threads: vec![1],
+            threads: vec![self.threads],
             probe: ProbeChoice::Both,
             connect,
             blocking_threads: None,
@@ -109,7 +113,7 @@ impl RacePlan {
 
     /// The plan on `targets` (the flips on `flips`), for the progress view.
     pub fn stage(&self, name: &str, targets: &[Target], flips: &[FlipRun]) -> Stage {
-        let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, 1)).collect();
+        let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, self.threads)).collect();
         let mut stages: Vec<Stage> = (self.connects.iter())
             .map(|&connect| Stage::of(name, &schedule, &self.steps(connect)))
             .collect();
@@ -175,6 +179,7 @@ impl Flip {
     pub fn plan(&self, race: &RacePlan) -> RacePlan {
         RacePlan {
             trials: self.trials.unwrap_or(race.trials),
+            threads: 1,
             sleep_ms: self.sleep_ms,
             connects: vec![self.connect],
             ..race.clone()
@@ -405,7 +410,7 @@ pub async fn run(
     plan: &RacePlan,
     on: &mut impl FnMut(Event<'_, Trial>),
 ) -> session::Outcome<Trial> {
-    let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, 1)).collect();
+    let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, plan.threads)).collect();
     let mut outcome = session::Outcome::default();
     for &connect in &plan.connects {
         let case_plan = plan.case_plan(connect);

@@ -38,10 +38,17 @@ fn parameters(race: &RaceReport) -> String {
     let plan = &race.plan;
     let mut out = format!(
         "\n## Parameters\n\n- {} trials per stack and connect mode of the comparison's `/bad` \
-         case: {} concurrent requests each sleeping {} ms on one reactor thread, the \
+         case: {} concurrent requests each sleeping {} ms on {}, the \
          original's pinger (closed loop) and the open-loop probe every {} ms; each trial on \
          fresh connections, the server started once per stack and connect mode\n",
-        plan.trials, plan.concurrency, plan.sleep_ms, plan.ping_every_ms,
+        plan.trials,
+        plan.concurrency,
+        plan.sleep_ms,
+        match plan.threads {
+            1 => "one reactor thread".to_owned(),
+            n => format!("{n} reactor threads"),
+        },
+        plan.ping_every_ms,
     );
     let arrival = &plan.arrival;
     if !race.arrival.is_empty() {
