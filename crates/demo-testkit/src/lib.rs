@@ -31,48 +31,24 @@ use nix::sys::signal::Signal;
 #[macro_export]
 macro_rules! contract_tests {
     ($bin:literal) => {
-        $crate::contract_tests!(@each env!(concat!("CARGO_BIN_EXE_", $bin)) =>
-            ping_describes_the_server,
-            bad_serialises_on_the_reactor,
-            ok_blocking_is_concurrent_off_the_reactor,
-            ok_await_is_concurrent_on_the_reactor,
-            bad_cpu_serialises_on_the_reactor,
-            ok_cpu_blocking_leaves_the_reactor_free,
-            ok_cpu_yield_shares_the_reactor,
-            ok_cpu_pool_runs_one_per_core_off_the_reactor,
-            fastapi_client_paths_work_unchanged,
-            bad_ms_is_a_400_in_json_and_the_server_goes_on,
-            unknown_paths_are_404_and_other_methods_405,
-            threads_flag_sets_the_reactor_threads,
-            blocking_threads_flag_sizes_the_offload_pool,
-            sigterm_exits_0_promptly,
-            sigint_exits_0_promptly,
-            sigterm_lets_the_request_in_flight_finish,
-            malformed_requests_get_an_error_and_serving_goes_on,
-            oversized_headers_get_an_error_and_serving_goes_on,
-            binds_loopback_by_default_and_says_so,
-            keeps_accepting_after_running_out_of_file_descriptors,
-            blocking_polls_are_counted_as_stalls,
-            stalls_are_logged_while_they_run_under_their_route,
-            slow_requests_with_short_polls_are_no_stalls,
-            a_block_under_the_threshold_is_no_stall,
-            stall_ms_0_turns_the_detector_off,
-            events_record_accepts_and_handlers_in_order_and_drain,
-            events_are_off_without_the_flag
-        );
+        $crate::contract_tests!(@checks each, $bin, ok_cpu_yield_shares_the_reactor);
     };
     // A server on io_uring: each check is skipped, saying so, where the kernel refuses
     // io_uring; and `/ok-cpu-yield` is checked against the runtime's event interval, which
     // decides whether a yielding task lets new requests in (see the check).
     (io_uring $bin:literal) => {
-        $crate::contract_tests!(@io_uring env!(concat!("CARGO_BIN_EXE_", $bin)) =>
+        $crate::contract_tests!(@checks io_uring, $bin, ok_cpu_yield_waits_for_the_event_interval);
+    };
+    // The checks, with the one of `/ok-cpu-yield` that fits the server.
+    (@checks $arm:ident, $bin:literal, $yield_check:ident) => {
+        $crate::contract_tests!(@$arm env!(concat!("CARGO_BIN_EXE_", $bin)) =>
             ping_describes_the_server,
             bad_serialises_on_the_reactor,
             ok_blocking_is_concurrent_off_the_reactor,
             ok_await_is_concurrent_on_the_reactor,
             bad_cpu_serialises_on_the_reactor,
             ok_cpu_blocking_leaves_the_reactor_free,
-            ok_cpu_yield_waits_for_the_event_interval,
+            $yield_check,
             ok_cpu_pool_runs_one_per_core_off_the_reactor,
             fastapi_client_paths_work_unchanged,
             bad_ms_is_a_400_in_json_and_the_server_goes_on,
