@@ -8,7 +8,6 @@
 //! blocking pool and, here, the port: each thread's listener is bound with `SO_REUSEPORT`
 //! ([`crate::listen_reuse_port`]), and the kernel deals each new connection to one of them.
 
-use std::future::{Future, IntoFuture};
 use std::io;
 use std::net::SocketAddr;
 use std::thread;
@@ -20,11 +19,11 @@ use compio::net::{TcpListener, TcpStream};
 use compio::runtime::{Runtime, RuntimeBuilder};
 use cyper_axum::IncomingStream;
 use nix::sys::signal::Signal;
-use tokio::sync::watch;
 
 use crate::for_axum::{Peer, with_events};
+use crate::shutdown::Shutdown;
 use crate::variant::COMPIO_EVENT_INTERVAL_1;
-use crate::{Args, Demo, SHUTDOWN_GRACE, exit_without_io_uring};
+use crate::{Args, Demo, exit_without_io_uring};
 
 /// The label `/ping` reports.
 pub const RUNTIME: &str = "compio (io_uring), one runtime per thread";
@@ -42,7 +41,7 @@ pub const RUNTIME: &str = "compio (io_uring), one runtime per thread";
 /// - Without io_uring, the server says so in one line and exits with status 1.
 /// - Signals: compio's own (`compio::signal::unix::signal`), installed before the readiness
 ///   line; a stop closes the listeners, lets each thread's requests in flight finish, and is
-///   bounded by [`SHUTDOWN_GRACE`].
+///   bounded by [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE).
 pub fn run(demo: Demo, args: &Args, app: Router) -> io::Result<()> {
     let builder = runtime_builder(args);
     let main_runtime = builder
@@ -50,26 +49,26 @@ pub fn run(demo: Demo, args: &Args, app: Router) -> io::Result<()> {
         .unwrap_or_else(|error| exit_without_io_uring(demo.stack, error));
     let mut listeners = crate::listen_reuse_port(args.addr(), args.threads)?.into_iter();
     let main_listener = listeners.next().expect("at least one thread");
-    let (tell, stopping) = watch::channel(false);
+    let (request, shutdown) = Shutdown::channel();
     let others: Vec<_> = listeners
         .enumerate()
         .map(|(index, listener)| {
-            let (builder, app, stopping) = (builder.clone(), app.clone(), stopping.clone());
+            let (builder, app, shutdown) = (builder.clone(), app.clone(), shutdown.clone());
             thread::Builder::new()
                 .name(format!("compio-{}", index + 1))
                 .spawn(move || {
                     let runtime = builder
                         .build()
                         .unwrap_or_else(|error| exit_without_io_uring(demo.stack, error));
-                    runtime.block_on(serve(demo, listener, app, stopping))
+                    runtime.block_on(serve(demo, listener, app, shutdown))
                 })
         })
         .collect::<io::Result<_>>()?;
     let served = main_runtime.block_on(async {
         let addr = main_listener.local_addr()?;
-        stop_on_signal(tell).await?;
+        stop_on_signal(request).await?;
         demo.announce(addr);
-        serve(demo, main_listener, app, stopping).await
+        serve(demo, main_listener, app, shutdown).await
     });
     for thread in others {
         let panicked = |_| io::Error::other("a compio thread panicked");
@@ -96,8 +95,8 @@ fn runtime_builder(args: &Args) -> RuntimeBuilder {
 }
 
 /// Installs the SIGINT and SIGTERM handlers now (compio's register on first poll), and spawns
-/// the task that waits for either and tells every thread to stop.
-async fn stop_on_signal(tell: watch::Sender<bool>) -> io::Result<()> {
+/// the task that waits for either and makes the `request` that tells every thread to stop.
+async fn stop_on_signal(request: impl FnOnce() + 'static) -> io::Result<()> {
     use compio::signal::unix::signal;
     // Boxed, so that the handlers polled here can move into the task below.
     let mut interrupt = Box::pin(signal(Signal::SIGINT as i32));
@@ -110,43 +109,27 @@ async fn stop_on_signal(tell: watch::Sender<bool>) -> io::Result<()> {
     }
     compio::runtime::spawn(async move {
         let _ = futures_lite::future::or(interrupt, terminate).await;
-        eprintln!("signal received: no new connections, finishing requests in flight");
-        tell.send_replace(true);
+        request();
     })
     .detach();
     Ok(())
 }
 
 /// This thread's share of the server: `app` on `listener`, until a stop is requested and
-/// its connections finish, or [`SHUTDOWN_GRACE`] after the stop.
+/// its connections finish, or [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE) after the stop.
 async fn serve(
     demo: Demo,
     listener: std::net::TcpListener,
     app: Router,
-    stopping: watch::Receiver<bool>,
+    shutdown: Shutdown,
 ) -> io::Result<()> {
     let listener = Accepts {
         listener: TcpListener::from_std(listener)?,
         demo,
     };
     let app = with_events(demo, app).into_make_service_with_connect_info::<Peer>();
-    let server = cyper_axum::serve(listener, app).with_graceful_shutdown(requested(&stopping));
-    let grace_over = async {
-        requested(&stopping).await;
-        compio::time::sleep(SHUTDOWN_GRACE).await;
-        eprintln!("grace period over: exiting with requests still in flight");
-        Ok(())
-    };
-    futures_lite::future::or(server.into_future(), grace_over).await
-}
-
-/// Completes once a stop was requested.
-fn requested(stopping: &watch::Receiver<bool>) -> impl Future<Output = ()> + 'static {
-    let mut stopping = stopping.clone();
-    async move {
-        // An error means the signal task is gone, i.e. the main runtime is shutting down.
-        let _ = stopping.wait_for(|&stop| stop).await;
-    }
+    let server = cyper_axum::serve(listener, app).with_graceful_shutdown(shutdown.requested());
+    shutdown.bounded_by(server, compio::time::sleep).await
 }
 
 /// A compio `TcpListener` as cyper-axum's accept loop uses it (accept errors handled by

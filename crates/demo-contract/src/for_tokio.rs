@@ -7,11 +7,11 @@ use std::io;
 
 use tokio::runtime::{Builder, Runtime};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::watch;
 use tokio::task::LocalSet;
 
+pub use crate::shutdown::Shutdown;
 use crate::variant::{TOKIO_EVENT_INTERVAL_1, TOKIO_POLL_HOOKS, TOKIO_REACTOR_ON_WORKER};
-use crate::{Args, Demo, SHUTDOWN_GRACE, Stack};
+use crate::{Args, Demo, Stack};
 
 /// Runs `server` to its end on the runtime the command line asks for ([`runtime`]), handing it
 /// the [`Demo`] that names that runtime and the way to spawn a task on it (`tokio::spawn`).
@@ -109,49 +109,27 @@ fn poll_hooks(_: &mut Builder) -> io::Result<()> {
     )))
 }
 
-/// SIGINT or SIGTERM, once either arrives.
-#[derive(Debug, Clone)]
-pub struct Shutdown {
-    requested: watch::Receiver<bool>,
-}
-
 impl Shutdown {
-    /// Installs the handlers at once, so call it before announcing readiness: a signal sent
-    /// right after the readiness line is then a graceful stop, never the default kill.
-    /// Needs a running tokio runtime.
+    /// Installs the SIGINT and SIGTERM handlers at once, so call it before announcing
+    /// readiness: a signal sent right after the readiness line is then a graceful stop, never
+    /// the default kill. Needs a running tokio runtime.
     pub fn on_signal() -> io::Result<Shutdown> {
         let mut interrupt = signal(SignalKind::interrupt())?;
         let mut terminate = signal(SignalKind::terminate())?;
-        let (tell, requested) = watch::channel(false);
+        let (request, shutdown) = Shutdown::channel();
         tokio::spawn(async move {
             futures_lite::future::or(interrupt.recv(), terminate.recv()).await;
-            eprintln!("signal received: no new connections, finishing requests in flight");
-            tell.send_replace(true);
+            request();
         });
-        Ok(Shutdown { requested })
+        Ok(shutdown)
     }
 
-    /// Completes once a stop was requested.
-    pub fn requested(&self) -> impl Future<Output = ()> + Send + 'static {
-        let mut requested = self.requested.clone();
-        async move {
-            // An error means the signal task is gone, i.e. the runtime is shutting down.
-            let _ = requested.wait_for(|&stop| stop).await;
-        }
-    }
-
-    /// Runs `server` to its end, or gives up on it [`SHUTDOWN_GRACE`] after a stop was
-    /// requested: a graceful shutdown must not wait for ever on a slow client.
+    /// Runs `server` to its end, or gives up on it [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE)
+    /// after a stop was requested: a graceful shutdown must not wait for ever on a slow client.
     pub async fn bounded<F>(&self, server: F) -> io::Result<()>
     where
         F: IntoFuture<Output = io::Result<()>>,
     {
-        let grace_over = async {
-            self.requested().await;
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-            eprintln!("grace period over: exiting with requests still in flight");
-            Ok(())
-        };
-        futures_lite::future::or(server.into_future(), grace_over).await
+        self.bounded_by(server, tokio::time::sleep).await
     }
 }

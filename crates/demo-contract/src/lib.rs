@@ -60,6 +60,8 @@ pub mod for_ntex;
 pub mod for_tokio;
 #[cfg(all(feature = "tokio", tokio_unstable))]
 pub mod poll_hooks;
+#[cfg(feature = "tokio")]
+mod shutdown;
 #[cfg(feature = "axum")]
 pub mod task_monitor;
 
