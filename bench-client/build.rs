@@ -45,11 +45,15 @@ const STACK_CRATES: &[&str] = &[
     "cyper-axum",
     "hyper",
     "hyper-util",
+    "libsqlite3-sys",
     "ntex",
     "ntex-rt",
+    "rusqlite",
     "smol",
     "smol-hyper",
+    "sqlx-sqlite",
     "tokio",
+    "ureq",
 ];
 
 /// Stack crates whose upstream has stopped, with what says so: marked wherever the results

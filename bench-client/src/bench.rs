@@ -6,18 +6,20 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use demo_contract::{Route, Work};
+use demo_contract::{IoWork, Route, Work};
 use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
 use crate::environment::Environment;
+use crate::fixtures::{DEFAULT_FILE_MB, FileCache, Fixtures};
+use crate::http::get_once;
 use crate::probe::{ProbeChoice, Probes};
 use crate::progress::Stage;
 use crate::session::{
     self, ConfounderMeter, Confounders, Event, Failure, Outcome, PAUSE, Running, ServerSetup, Step,
 };
 use crate::stalls::{self, StallsSeen};
-use crate::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
+use crate::stats::{CallCost, Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use crate::target::Target;
 use crate::timeline::Timeline;
 use crate::work::WorkPath;
@@ -63,6 +65,16 @@ pub struct Plan {
     /// The spawned servers' stall threshold (`--stall-ms`), if not their default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_ms: Option<u64>,
+    /// The size of the file the file routes read, in MiB.
+    #[serde(default = "default_file_mb")]
+    pub file_mb: u64,
+    /// Whether the page cache holds that file when a burst of them starts.
+    #[serde(default)]
+    pub file_cache: FileCache,
+}
+
+fn default_file_mb() -> u64 {
+    DEFAULT_FILE_MB
 }
 
 impl Plan {
@@ -89,6 +101,8 @@ impl Default for Plan {
             connect: defaults::CONNECT,
             blocking_threads: None,
             stall_ms: None,
+            file_mb: DEFAULT_FILE_MB,
+            file_cache: FileCache::Hot,
         }
     }
 }
@@ -172,6 +186,9 @@ pub struct Case {
     /// was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Timeline>,
+    /// A hidden blocker's call, as the server timed it: `None` for the other routes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<CallCost>,
 }
 
 /// The (target, reactor threads) pairs a plan runs, in order: each thread count in turn, for
@@ -205,11 +222,15 @@ impl Step for CaseStep<'_> {
     }
 
     /// The head start and the burst: one after another on the reactor threads for the
-    /// routes that block them, the route's best otherwise.
+    /// routes that block them, the route's best otherwise. A file route's unit is taken as
+    /// the sleep: one read is sized to take about that long ([`DEFAULT_FILE_MB`]).
     fn estimate(&self, threads: usize) -> Duration {
-        let ideals = ideals(self.route, self.plan, threads);
+        let (n, ms) = (self.plan.concurrency, self.plan.sleep_ms);
+        let ideals = ideals(self.route, n, ms, threads);
         let burst_ms = match self.route.route() {
-            Route::Bad | Route::BadCpu => ideals.serialised_ms,
+            Route::Bad | Route::BadCpu | Route::BadHttp | Route::BadDb | Route::BadFile => {
+                ideals.serialised_ms
+            }
             _ => ideals.best_ms,
         };
         HEAD_START + Duration::from_secs_f64(burst_ms / 1000.0)
@@ -232,15 +253,55 @@ impl Plan {
 }
 
 /// Runs the whole plan: each route of the plan as one case, on each pair of [`schedule`].
+/// A plan with hidden blockers' routes first makes their fixtures; if it cannot, every
+/// target fails, saying why.
 pub async fn run_plan(
     targets: &[Target],
     plan: &Plan,
     on: &mut impl FnMut(Event<'_, Case>),
 ) -> Outcome<Case> {
     let schedule = schedule(targets, plan);
-    let measure =
-        async |running: &Running, step: &CaseStep<'_>| measure(running, step.route, plan).await;
-    session::run_each(&schedule, &plan.setup(), &plan.steps(), on, measure).await
+    let fixtures = match plan
+        .needs_fixtures()
+        .then(|| Fixtures::create(plan.file_mb))
+    {
+        Some(Err(error)) => return fixtures_failed(&schedule, &error, on),
+        Some(Ok(fixtures)) => Some(fixtures),
+        None => None,
+    };
+    let mut setup = plan.setup();
+    setup.fixtures = fixtures
+        .as_ref()
+        .map(Fixtures::server_args)
+        .unwrap_or_default();
+    let measure = async |running: &Running, step: &CaseStep<'_>| {
+        measure(running, step.route, plan, fixtures.as_ref()).await
+    };
+    session::run_each(&schedule, &setup, &plan.steps(), on, measure).await
+}
+
+/// Every pair of the schedule failed: the fixtures could not be made.
+fn fixtures_failed(
+    schedule: &[(&Target, usize)],
+    error: &std::io::Error,
+    on: &mut impl FnMut(Event<'_, Case>),
+) -> Outcome<Case> {
+    let mut outcome = Outcome::default();
+    for &(target, threads) in schedule {
+        let reason = format!("cannot make the hidden blockers' fixtures: {error}");
+        let failure = Failure::new(target.label(), threads, None, reason);
+        on(Event::Failed(&failure));
+        outcome.failures.push(failure);
+    }
+    outcome
+}
+
+impl Plan {
+    /// Whether a route of the plan needs the upstream, the database or the file.
+    pub fn needs_fixtures(&self) -> bool {
+        (self.routes.iter())
+            .any(|route| Route::HIDDEN.iter().flatten().any(|r| *r == route.route()))
+    }
 }
 
 /// The comparison from its first case to its report, written into `out`; `command` is the
@@ -275,11 +336,22 @@ pub async fn compare(
 
 /// One case: the burst prepared (its connections made, if [`Connect::Before`]), then the
 /// probes, a head start, the burst fired, the probes stopped. The stall detector and the
-/// confounders are read around the probes and the firing, not the preparation.
-pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
+/// confounders are read around the probes and the firing, not the preparation. A file
+/// route's unit of work is a read alone, timed first ([`one_read_alone`]), and the file is
+/// then put in the page-cache state the plan asks for.
+pub async fn measure(
+    running: &Running,
+    route: WorkPath,
+    plan: &Plan,
+    fixtures: Option<&Fixtures>,
+) -> Case {
     let every = Duration::from_millis(plan.ping_every_ms);
     let path = format!("{}{}", route.path(), running.query);
     let (n, connect) = (plan.concurrency, plan.connect);
+    let unit_ms = match (route.reads_the_file(), fixtures) {
+        (true, Some(fixtures)) => one_read_alone(running, &path, fixtures, plan.file_cache).await,
+        _ => plan.sleep_ms,
+    };
     let prepared = burst::prepare(&running.endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
     let stalls_before = stalls::read(&running.endpoint).await;
     let meter = ConfounderMeter::start(running);
@@ -293,8 +365,9 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
     let wall_ms = burst.wall_ms();
     // The server's own count of reactor threads sets the serialised ideal.
     let threads = running.reactor_threads();
-    let ideals = ideals(route, plan, threads);
+    let ideals = ideals(route, n, unit_ms, threads);
     let (sleep_thread, on_reactor) = where_it_ran(&burst.work());
+    let call = CallCost::of(&burst.io_work(), wall_ms);
     let timeline = Timeline::new(&burst, &probed);
     Case {
         target: running.label.clone(),
@@ -302,13 +375,16 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
         reactor_threads: threads,
         route: route.path().to_owned(),
         n: plan.concurrency,
-        sleep_ms: plan.sleep_ms,
+        sleep_ms: unit_ms,
         wall_ms,
         times_ideal: ideals.times_ideal(wall_ms),
         ok: burst.ok(),
         err: burst.err(),
         errors: burst.errors(),
-        verdict: ideals.verdict(wall_ms, burst.err()),
+        verdict: match &call {
+            Some(call) => call.verdict(burst.err()),
+            None => ideals.verdict(wall_ms, burst.err()),
+        },
         sleep_thread,
         on_reactor,
         closed_loop: probed.closed.map(PingStats::from_record),
@@ -317,13 +393,38 @@ pub async fn measure(running: &Running, route: WorkPath, plan: &Plan) -> Case {
         stalls,
         confounders,
         timeline: Some(timeline),
+        call,
     }
 }
 
-/// What a burst of `route` is judged against: sleeps against one sleep and a reactor thread's
-/// queue, CPU work against the machine's cores.
-pub fn ideals(route: WorkPath, plan: &Plan, threads: usize) -> Ideals {
-    let (n, ms) = (plan.concurrency, plan.sleep_ms);
+/// A file route's unit of work: the quicker of two requests alone, each read timed by the
+/// server (`call_ms`, rounded up to whole ms), with the file hot; then the file is put in the state `cache`
+/// asks for. Falls back to 1 ms if the read failed, so that the burst still runs and fails
+/// on its own terms.
+async fn one_read_alone(
+    running: &Running,
+    path: &str,
+    fixtures: &Fixtures,
+    cache: FileCache,
+) -> u64 {
+    let _ = fixtures.set_cache(FileCache::Hot);
+    let mut quickest = f64::INFINITY;
+    for _ in 0..2 {
+        let alone = get_once(&running.endpoint, path, REQUEST_TIMEOUT).await;
+        let body = alone.ok().and_then(|reply| reply.json::<IoWork>());
+        quickest = body.map_or(quickest, |body| quickest.min(body.call_ms));
+    }
+    let _ = fixtures.set_cache(cache);
+    if quickest.is_finite() {
+        quickest.ceil().max(1.0) as u64
+    } else {
+        1
+    }
+}
+
+/// What a burst of `route`, `n` requests of `ms` each, is judged against: sleeps and calls
+/// against one sleep and a reactor thread's queue, CPU work against the machine's cores.
+pub fn ideals(route: WorkPath, n: usize, ms: u64, threads: usize) -> Ideals {
     match route.cpu_place() {
         Some(place) => Ideals::cpu(n, ms, threads, cores(), place),
         None => Ideals::new(n, ms, threads),

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use demo_contract::Work;
+use demo_contract::{IoWork, Work};
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
@@ -113,6 +113,15 @@ impl Burst {
             .iter()
             .flatten()
             .filter_map(Reply::json::<Work>)
+            .collect()
+    }
+
+    /// The hidden blockers' bodies the server returned: the work body, with the call's cost.
+    pub fn io_work(&self) -> Vec<IoWork> {
+        self.replies
+            .iter()
+            .flatten()
+            .filter_map(Reply::json::<IoWork>)
             .collect()
     }
 

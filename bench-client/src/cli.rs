@@ -10,6 +10,7 @@ use crate::arrival::{self, ArrivalPlan, Point};
 use crate::bench::{self, HEAD_START, Plan};
 use crate::burst::Connect;
 use crate::detectors::{self, DetectorsPlan};
+use crate::fixtures::{DEFAULT_FILE_MB, FileCache};
 use crate::http::Endpoint;
 use crate::probe::ProbeChoice;
 use crate::race::{self, RacePlan};
@@ -65,6 +66,16 @@ pub struct Cli {
     /// all N opened and accepted by the server first, then the N requests written at once
     #[arg(long, value_enum, default_value_t = bench::defaults::CONNECT)]
     pub connect: Connect,
+
+    /// Size of the file the file routes (/bad-file, /ok-file-*) read, in MiB; the bench
+    /// writes it, and the server's database, in a temporary folder it removes after
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_FILE_MB, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub file_mb: u64,
+
+    /// Whether the page cache holds that file when a burst of the file routes starts: hot
+    /// (read once before), or cold (dropped with posix_fadvise first)
+    #[arg(long, value_enum, default_value_t = FileCache::Hot)]
+    pub file_cache: FileCache,
 
     /// Folder for RESULTS.md and results.json
     #[arg(long, default_value = "results")]
@@ -378,6 +389,8 @@ impl Cli {
             connect: self.connect,
             blocking_threads: self.spawn.blocking_threads,
             stall_ms: self.spawn.stall_ms,
+            file_mb: self.file_mb,
+            file_cache: self.file_cache,
         }
     }
 

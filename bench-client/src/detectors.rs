@@ -499,7 +499,7 @@ async fn load(running: &Running, step: &PhaseStep) -> Measured {
 /// A cost round: the comparison's case of the plan's cost, closed-loop ping and all.
 async fn cost(running: &Running, plan: &DetectorsPlan) -> Measured {
     let route = WorkPath::canonical(Route::OkAwait);
-    let case = bench::measure(running, route, &plan.cost_plan()).await;
+    let case = bench::measure(running, route, &plan.cost_plan(), None).await;
     let ping = case.closed_loop.as_ref();
     let ping_failed = ping.map_or(1, |ping| ping.errors);
     Measured {

@@ -48,7 +48,7 @@ pub enum Run {
 }
 
 /// The main job, in order.
-pub const MAIN_JOB: [Experiment; 19] = [
+pub const MAIN_JOB: [Experiment; 21] = [
     Experiment {
         name: "the comparison (results/, README.md's block)",
         run: Run::Command(&["--readme", README]),
@@ -131,6 +131,27 @@ pub const MAIN_JOB: [Experiment; 19] = [
             "1,2",
             "--out",
             "results/cpu",
+        ]),
+    },
+    Experiment {
+        name: "the hidden blockers (results/hidden/)",
+        run: Run::Command(&[
+            "--routes",
+            "/bad-http,/ok-http-blocking,/ok-http-await,/bad-db,/ok-db-blocking,/ok-db-await,\
+             /bad-file,/ok-file-blocking,/ok-file-await",
+            "--out",
+            "results/hidden",
+        ]),
+    },
+    Experiment {
+        name: "the hidden blockers, the file not cached (results/hidden-cold/)",
+        run: Run::Command(&[
+            "--routes",
+            "/bad-file,/ok-file-blocking,/ok-file-await",
+            "--file-cache",
+            "cold",
+            "--out",
+            "results/hidden-cold",
         ]),
     },
     Experiment {

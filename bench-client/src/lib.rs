@@ -10,6 +10,7 @@
 //! - [`kernel`]: what `/proc` says of our connections: accept queues, drops, retransmits;
 //! - [`probe`]: the two probes of `/ping`, closed loop and open loop, in one vocabulary;
 //! - [`burst`]: N concurrent requests of one route;
+//! - [`fixtures`]: the hidden blockers' slow upstream, large file and database folder;
 //! - [`wire`]: the burst's own HTTP/1.1 on plain TCP, a request encoded once, answers parsed
 //!   with `httparse`;
 //! - [`timeline`]: every request and ping of a case on one clock;
@@ -37,6 +38,7 @@ pub mod command;
 pub mod cpu;
 pub mod detectors;
 pub mod environment;
+pub mod fixtures;
 pub mod http;
 pub mod job;
 pub mod kernel;

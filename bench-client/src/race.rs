@@ -94,8 +94,7 @@ impl RacePlan {
             threads: vec![self.threads],
             probe: ProbeChoice::Both,
             connect,
-            blocking_threads: None,
-            stall_ms: None,
+            ..Plan::default()
         }
     }
 
@@ -415,7 +414,7 @@ pub async fn run(
     for &connect in &plan.connects {
         let case_plan = plan.case_plan(connect);
         let measure = async |running: &Running, step: &TrialStep| {
-            let case = bench::measure(running, BAD, &case_plan).await;
+            let case = bench::measure(running, BAD, &case_plan, None).await;
             Trial::from_case(&case, connect, step.index)
         };
         let steps = plan.steps(connect);

@@ -72,7 +72,7 @@ impl Failure {
 
 /// How the servers we spawn are set up, beyond their reactor threads: what a plan passes
 /// on their command lines. An external target gets only the sleep, as `?ms=`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerSetup {
     /// The sleep of a work request, in ms (`--sleep-ms`).
     pub sleep_ms: u64,
@@ -86,6 +86,11 @@ pub struct ServerSetup {
     /// Whether the server records its order of events (`--events`, read by `GET /events`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub events: bool,
+    /// The flags that point the server at the hidden blockers' fixtures (`--upstream`,
+    /// `--db`, `--file`: [`crate::fixtures::Fixtures::server_args`]); empty if the plan has
+    /// none of their routes.
+    #[serde(skip)]
+    pub fixtures: Vec<String>,
 }
 
 impl ServerSetup {
@@ -106,6 +111,7 @@ impl ServerSetup {
         if self.events {
             args.push("--events".to_owned());
         }
+        args.extend(self.fixtures.iter().cloned());
         args
     }
 }

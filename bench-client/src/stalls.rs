@@ -43,6 +43,9 @@ pub struct StallsSeen {
     /// The longest of them: the longest recorded for a route whose count rose during the
     /// case (each route runs once per server start, so that is this case's).
     pub longest_ms: Option<f64>,
+    /// The routes the detector booked them to ("GET /bad-db"), in its order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<String>,
 }
 
 /// The server's `/stalls`, or `None` if it has no such route or its answer is not the
@@ -58,13 +61,14 @@ pub fn between(before: &StallsBody, after: &StallsBody) -> StallsSeen {
         let then = before.by_route.get(label).map_or(0, |r| r.slow_polls);
         (now.slow_polls > then).then_some(now.longest_ms)
     };
-    let longest_ms = (after.by_route.iter())
-        .filter_map(|(label, now)| rose(label, now))
-        .reduce(f64::max);
+    let risen: Vec<(&String, f64)> = (after.by_route.iter())
+        .filter_map(|(label, now)| Some((label, rose(label, now)?)))
+        .collect();
     StallsSeen {
         threshold_ms: after.threshold_ms,
         slow_polls: after.slow_polls.saturating_sub(before.slow_polls),
-        longest_ms,
+        longest_ms: risen.iter().map(|(_, longest)| *longest).reduce(f64::max),
+        routes: risen.iter().map(|(label, _)| label.to_string()).collect(),
     }
 }
 
@@ -89,8 +93,10 @@ mod tests {
         );
         let seen = between(&before, &after);
         assert_eq!((seen.slow_polls, seen.longest_ms), (2, Some(250.5)));
+        assert_eq!(seen.routes, ["GET /bad-cpu"]);
         let quiet = between(&after, &after);
         assert_eq!((quiet.slow_polls, quiet.longest_ms), (0, None));
+        assert!(quiet.routes.is_empty());
     }
 
     #[test]

@@ -75,6 +75,60 @@ impl RequestTimes {
     }
 }
 
+/// A hidden blocker's call, as the server timed it in each answer ([`demo_contract::IoWork`]):
+/// the median wall time of the call, and the median CPU time its thread spent during it.
+///
+/// Interpretation: CPU near the wall time means the call worked (SQLite computing, the kernel
+/// copying the file); CPU near zero means the thread only waited (for the upstream, for the
+/// disk). Either way, on the reactor it is the same stall: the thread is not polling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallCost {
+    /// Median wall time of one call, ms.
+    pub call_ms: f64,
+    /// Median CPU time of the calling thread during a blocking call, ms; `None` for awaited
+    /// calls, which the server does not time on one thread.
+    pub cpu_ms: Option<f64>,
+    /// How many calls were in progress at once, on average over the burst: the calls' wall
+    /// times added up, over the burst's wall time. 1 means one after another; N, all N side
+    /// by side (however slowly each went, sharing the cores).
+    pub overlap: f64,
+}
+
+/// Calls that overlapped less than this on average ran one after another: the verdict of a
+/// hidden blocker's burst ([`CallCost::verdict`]).
+pub const OVERLAP_LINE: f64 = 1.5;
+
+impl CallCost {
+    /// The medians over the answers that carry a call, and their overlap over a burst of
+    /// `wall_ms`; `None` if no answer carries a call.
+    pub fn of(answers: &[demo_contract::IoWork], wall_ms: f64) -> Option<CallCost> {
+        let median = |values: Vec<f64>| spread(values).map(|[_, median, _]| median);
+        let call_ms = median(answers.iter().map(|answer| answer.call_ms).collect())?;
+        let cpu_ms = median(answers.iter().filter_map(|answer| answer.cpu_ms).collect());
+        let total: f64 = answers.iter().map(|answer| answer.call_ms).sum();
+        let overlap = if wall_ms > 0.0 { total / wall_ms } else { 0.0 };
+        Some(CallCost {
+            call_ms,
+            cpu_ms,
+            overlap,
+        })
+    }
+
+    /// A hidden blocker's verdict, read from the calls the server timed rather than from
+    /// ideals: their work (a query, a copy) takes longer per call when calls share the cores,
+    /// so the wall time alone cannot tell "side by side on two cores" from "one after
+    /// another". Serialised when the calls overlapped less than [`OVERLAP_LINE`] on average.
+    pub fn verdict(&self, failed_requests: usize) -> Verdict {
+        if failed_requests > 0 {
+            Verdict::Failed
+        } else if self.overlap < OVERLAP_LINE {
+            Verdict::Serialised
+        } else {
+            Verdict::Concurrent
+        }
+    }
+}
+
 /// What the closed-loop pinger saw during one case: the original bench's statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PingStats {

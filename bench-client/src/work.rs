@@ -33,6 +33,20 @@ impl WorkPath {
         WorkPath::canonical(Route::OkCpuPool),
     ];
 
+    /// The hidden blockers' routes at their canonical paths: for an HTTP call, a query and a
+    /// file read in turn, `/bad-*`, `/ok-*-blocking`, `/ok-*-await`.
+    pub const HIDDEN: [WorkPath; 9] = [
+        WorkPath::canonical(Route::HIDDEN[0][0]),
+        WorkPath::canonical(Route::HIDDEN[0][1]),
+        WorkPath::canonical(Route::HIDDEN[0][2]),
+        WorkPath::canonical(Route::HIDDEN[1][0]),
+        WorkPath::canonical(Route::HIDDEN[1][1]),
+        WorkPath::canonical(Route::HIDDEN[1][2]),
+        WorkPath::canonical(Route::HIDDEN[2][0]),
+        WorkPath::canonical(Route::HIDDEN[2][1]),
+        WorkPath::canonical(Route::HIDDEN[2][2]),
+    ];
+
     /// `route` at its canonical path.
     pub const fn canonical(route: Route) -> WorkPath {
         WorkPath {
@@ -44,16 +58,16 @@ impl WorkPath {
     /// The work route served at `path`, aliases included; `/ping`, `/stalls` and unknown paths
     /// are not.
     pub fn parse(path: &str) -> Result<WorkPath, String> {
-        Route::WORK
-            .into_iter()
-            .chain(Route::CPU)
+        WorkPath::routes()
             .find_map(|route| {
                 let path = route.paths().iter().find(|known| **known == path)?;
                 Some(WorkPath { route, path })
             })
             .ok_or_else(|| {
-                let routes = Route::WORK.iter().chain(&Route::CPU);
-                let known: Vec<&str> = routes.flat_map(|r| r.paths()).copied().collect();
+                let known: Vec<&str> = WorkPath::routes()
+                    .flat_map(|r| r.paths())
+                    .copied()
+                    .collect();
                 format!(
                     "{path:?} is not a work route; choose from {}",
                     known.join(", ")
@@ -61,15 +75,38 @@ impl WorkPath {
             })
     }
 
+    /// Every work route: the sleeps, the CPU work, the hidden blockers.
+    fn routes() -> impl Iterator<Item = Route> {
+        (Route::WORK.into_iter())
+            .chain(Route::CPU)
+            .chain(Route::HIDDEN.into_iter().flatten())
+    }
+
     pub fn route(self) -> Route {
         self.route
     }
 
-    /// Where a CPU route's work runs; `None` for the sleep routes.
+    /// Whether the route reads the file (`/bad-file`, `/ok-file-*`): its unit of work is one
+    /// read of the whole file, not `?ms=`.
+    pub fn reads_the_file(self) -> bool {
+        !self.route.takes_ms()
+    }
+
+    /// Where a route's CPU work runs, for the routes whose cost is CPU time: the CPU routes,
+    /// the query (SQLite computes in-process) and the file read (a copy from the page cache,
+    /// in the kernel, on the reading thread). `None` for the sleeps and the HTTP call, which
+    /// only wait.
     pub fn cpu_place(self) -> Option<CpuPlace> {
         match self.route {
-            Route::BadCpu | Route::OkCpuYield => Some(CpuPlace::Reactor),
-            Route::OkCpuBlocking => Some(CpuPlace::ManyThreads),
+            Route::BadCpu | Route::OkCpuYield | Route::BadDb | Route::BadFile => {
+                Some(CpuPlace::Reactor)
+            }
+            // sqlx's pool runs each connection on a thread of its own: many threads, too.
+            Route::OkCpuBlocking
+            | Route::OkDbBlocking
+            | Route::OkDbAwait
+            | Route::OkFileBlocking
+            | Route::OkFileAwait => Some(CpuPlace::ManyThreads),
             Route::OkCpuPool => Some(CpuPlace::CorePool),
             _ => None,
         }

@@ -64,6 +64,7 @@ fn case(
         stalls: None,
         confounders: Confounders::default(),
         timeline: None,
+        call: None,
     }
 }
 
@@ -109,6 +110,7 @@ fn report() -> Report {
         threshold_ms: 100.0,
         slow_polls: 10,
         longest_ms: Some(501.2),
+        routes: vec!["GET /bad".into()],
     });
     axum_bad.open_loop = Some(OpenLoopStats::from_record(open_loop(
         vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],

@@ -8,6 +8,9 @@
 - CPU: `/bad-cpu` on the loop, `/ok-cpu-blocking` on the threadpool (where the GIL lets one
   thread compute at a time, the loop's included), `/ok-cpu-yield` on the loop with
   `await asyncio.sleep(0)` every ~1 ms, `/ok-cpu-pool` in a process pool of one worker per core.
+- The hidden blockers: an HTTP call to a slow upstream (httpx), an SQLite query (sqlite3,
+  aiosqlite) and a whole-file read, each on the loop (`/bad-*`), on the threadpool
+  (`/ok-*-blocking`) and awaited (`/ok-*-await`).
 
 Start it with serve.py, which sets SETTINGS before uvicorn loads the app.
 """
@@ -19,18 +22,23 @@ import ctypes
 import hashlib
 import json
 import logging
+import math
 import multiprocessing
 import os
 import re
 import signal
+import sqlite3
 import sys
 import threading
 import time
+import urllib.parse
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager, closing, contextmanager, nullcontext
 from dataclasses import dataclass
 
+import aiosqlite
 import anyio.to_thread
+import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
@@ -38,7 +46,9 @@ from starlette.exceptions import HTTPException
 MAX_SLEEP_MS = 10_000
 ROUTES = (
     "/ping", "/bad", "/ok-blocking", "/ok-def", "/ok-await",
-    "/bad-cpu", "/ok-cpu-blocking", "/ok-cpu-yield", "/ok-cpu-pool", "/stalls", "/events",
+    "/bad-cpu", "/ok-cpu-blocking", "/ok-cpu-yield", "/ok-cpu-pool",
+    "/bad-http", "/ok-http-blocking", "/ok-http-await", "/bad-db", "/ok-db-blocking",
+    "/ok-db-await", "/bad-file", "/ok-file-blocking", "/ok-file-await", "/stalls", "/events",
 )
 
 
@@ -51,6 +61,10 @@ class Settings:
     blocking_threads: int | None = None  # the threadpool's size; None keeps anyio's 40
     # sleep_ms is also the CPU time of a CPU route without ?ms=
     stall_ms: int = 100  # /stalls threshold; 0 turns the detector (and debug mode) off
+    upstream: str | None = None  # --upstream HOST:PORT, the HTTP routes' slow upstream
+    db: str | None = None  # --db PATH, the database routes' SQLite file, set up and calibrated
+    passes_per_ms: float = 0.0  # its query's passes per ms, from prepare_database()
+    file: str | None = None  # --file PATH, the file the file routes read whole
 
 
 SETTINGS = Settings()
@@ -142,6 +156,119 @@ async def stalls():
 async def events():
     # Runs on the loop thread: the order of events since the last call, which it forgets.
     return EVENTS.drain()
+
+
+# --- The hidden blockers ---------------------------------------------------------------------
+#
+# Blocking calls that do not look like a sleep: an HTTP request to a slow upstream, an SQLite
+# query, a whole-file read. Each in the three shapes of the sleep routes. Besides the work body
+# they answer `call_ms` (the call's wall time), `cpu_ms` (the CPU time of the thread that ran
+# it; null when awaited) and `detail`.
+
+
+@app.get("/bad-http")
+async def bad_http(request: Request):
+    # Blocks the loop: the loop thread waits on the upstream's socket, serving no one meanwhile.
+    ms = sleep_ms(request)
+    url = upstream_url(ms)
+    work = work_here("/bad-http", "async def + httpx.Client.get", ms)
+    with upstream_errors(), timed() as call:
+        response = _http.get(url)
+    return call.answer(work, upstream_answered(response, ms))
+
+
+@app.get("/ok-http-blocking")
+def ok_http_blocking(request: Request):
+    # Frees the loop: the same blocking call waits on a threadpool thread instead.
+    ms = sleep_ms(request)
+    url = upstream_url(ms)
+    work = work_here("/ok-http-blocking", "def + httpx.Client.get", ms)
+    with upstream_errors(), timed() as call:
+        response = _http.get(url)
+    return call.answer(work, upstream_answered(response, ms))
+
+
+@app.get("/ok-http-await")
+async def ok_http_await(request: Request):
+    # Frees the loop: the task yields while the socket has nothing to read; the thread serves
+    # others meanwhile.
+    ms = sleep_ms(request)
+    url = upstream_url(ms)
+    work = work_here("/ok-http-await", "async def + await httpx.AsyncClient.get", ms)
+    with upstream_errors(), timed(on_this_thread=False) as call:
+        response = await _ahttp.get(url)
+    return call.answer(work, upstream_answered(response, ms))
+
+
+@app.get("/bad-db")
+async def bad_db(request: Request):
+    # Blocks the loop: SQLite scans the table on the loop thread, which serves no one meanwhile.
+    ms = sleep_ms(request)
+    passes = query_passes(ms)
+    work = work_here("/bad-db", "async def + sqlite3", ms)
+    with database_errors(), timed() as call:
+        with closing(sqlite3.connect(_db_uri, uri=True, timeout=BUSY_TIMEOUT_S)) as db:
+            [(rows,)] = db.execute(QUERY, (passes,)).fetchall()
+    return call.answer(work, f"counted {rows} rows in {passes} passes")
+
+
+@app.get("/ok-db-blocking")
+def ok_db_blocking(request: Request):
+    # Frees the loop: the same query runs on a threadpool thread (sqlite3 lets go of the GIL
+    # while SQLite works).
+    ms = sleep_ms(request)
+    passes = query_passes(ms)
+    work = work_here("/ok-db-blocking", "def + sqlite3", ms)
+    with database_errors(), timed() as call:
+        with closing(sqlite3.connect(_db_uri, uri=True, timeout=BUSY_TIMEOUT_S)) as db:
+            [(rows,)] = db.execute(QUERY, (passes,)).fetchall()
+    return call.answer(work, f"counted {rows} rows in {passes} passes")
+
+
+@app.get("/ok-db-await")
+async def ok_db_await(request: Request):
+    # Frees the loop: aiosqlite runs the query on its connection's own thread and the task
+    # awaits the result; the loop thread serves others meanwhile.
+    ms = sleep_ms(request)
+    passes = query_passes(ms)
+    work = work_here("/ok-db-await", "async def + await aiosqlite", ms)
+    with database_errors(), timed(on_this_thread=False) as call:
+        async with _db_pool.connection() as db:
+            [(rows,)] = await db.execute_fetchall(QUERY, (passes,))
+    return call.answer(work, f"counted {rows} rows in {passes} passes")
+
+
+@app.get("/bad-file")
+async def bad_file():
+    # Blocks the loop: the loop thread copies the whole file into memory, serving no one meanwhile.
+    path = file_path()
+    work = work_here("/bad-file", "async def + open().read()", 0)
+    with file_errors(path), timed() as call:
+        with open(path, "rb") as file:
+            data = file.read()
+    return call.answer(work, f"read {len(data)} bytes")
+
+
+@app.get("/ok-file-blocking")
+def ok_file_blocking():
+    # Frees the loop: the same read runs on a threadpool thread.
+    path = file_path()
+    work = work_here("/ok-file-blocking", "def + open().read()", 0)
+    with file_errors(path), timed() as call:
+        with open(path, "rb") as file:
+            data = file.read()
+    return call.answer(work, f"read {len(data)} bytes")
+
+
+@app.get("/ok-file-await")
+async def ok_file_await():
+    # Frees the loop: the same read runs on the loop's default executor (asyncio has no file
+    # API of its own: this is what aiofiles does too) and the task awaits it.
+    path = file_path()
+    work = work_here("/ok-file-await", "async def + await asyncio.to_thread(open().read())", 0)
+    with file_errors(path), timed(on_this_thread=False) as call:
+        data = await asyncio.to_thread(read_whole, path)
+    return call.answer(work, f"read {len(data)} bytes")
 
 
 # --- What every work route shares --------------------------------------------------------------
@@ -289,7 +416,8 @@ def _start_cpu_pool() -> ProcessPoolExecutor:
 
 @app.exception_handler(HTTPException)
 async def error_as_json(request: Request, exc: HTTPException) -> JSONResponse:
-    """Every 4xx as `{"error": ...}`: our 400s, and the router's own 404 and 405."""
+    """Every error as `{"error": ...}`: our 400s and the hidden blockers' 5xx, and the router's
+    own 404 and 405."""
     path, method = request.url.path, request.method
     if exc.status_code == 404:
         error = f"no route at {json.dumps(path)}; try {', '.join(ROUTES)}"
@@ -298,6 +426,222 @@ async def error_as_json(request: Request, exc: HTTPException) -> JSONResponse:
     else:
         error = str(exc.detail)
     return JSONResponse({"error": error}, status_code=exc.status_code, headers=exc.headers)
+
+
+# --- What the hidden blockers share ------------------------------------------------------------
+
+UPSTREAM_TIMEOUT_S = 15.0  # the whole request to the upstream: connect, send, answer
+BUSY_TIMEOUT_S = 0.5  # SQLite's busy timeout: a locked database fails after it
+CALIBRATION_MS = 20.0  # the calibration's query runs until one takes this long
+CALIBRATION_REPEATS = 3  # then this many more at that size, the quickest counting
+DB_POOL_SIZE = 16  # /ok-db-await's connections, each with a thread of its own (as the Rust
+# servers' sqlx pool: more than a burst's requests)
+
+# The query the database routes run: ?1 passes, each a full scan of the table (no index on
+# `value`), counting the rows above the pass's number. Real SQLite work whose cost grows with
+# ?1, which query_passes() sizes to take about the ?ms= asked for.
+QUERY = (
+    "WITH RECURSIVE pass(n) AS (SELECT 1 WHERE ?1 >= 1 UNION ALL SELECT n + 1 FROM pass "
+    "WHERE n < ?1) SELECT count(*) FROM pass, items WHERE items.value > pass.n"
+)
+# Creates the table if absent and fills it if empty (10,000 rows), in one transaction, so that
+# servers started on the same file at once fill it once. The Rust servers' SQL.
+SET_UP = """BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO items (id, value)
+  SELECT n, (n * 7919) % 10007 FROM
+    (WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 10000)
+     SELECT n FROM seq)
+  WHERE NOT EXISTS (SELECT 1 FROM items);
+COMMIT;"""
+
+_http: httpx.Client | None = None  # with --upstream, made in lifespan(), closed when it ends
+_ahttp: httpx.AsyncClient | None = None  # likewise
+_db_uri: str | None = None  # with --db, the database's read-only URI (prepare_database)
+_db_pool: ConnectionPool | None = None  # with --db, opened in lifespan(), closed when it ends
+
+
+class Timed:
+    """Times the call in its `with` block, for the body's `call_ms` and `cpu_ms`: the wall time,
+    and, when the call runs on this thread from start to end (on_this_thread), the CPU time
+    this thread spent meanwhile (time.thread_time). An awaited call is spread over the loop's
+    polls, among other tasks' steps, or runs on another thread: its `cpu_ms` is null."""
+
+    def __init__(self, on_this_thread: bool) -> None:
+        self.on_this_thread = on_this_thread
+        self.call_ms: float | None = None
+        self.cpu_ms: float | None = None
+
+    def __enter__(self) -> Timed:
+        self._cpu = time.thread_time() if self.on_this_thread else None
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.call_ms = (time.perf_counter() - self._wall) * 1000
+        if self._cpu is not None:
+            self.cpu_ms = (time.thread_time() - self._cpu) * 1000
+
+    def answer(self, work: dict, detail: str) -> dict:
+        """The body of a hidden blocker's route: the work body, the call's cost, the detail."""
+        cpu_ms = round(self.cpu_ms, 2) if self.cpu_ms is not None else None
+        return {**work, "call_ms": round(self.call_ms, 2), "cpu_ms": cpu_ms, "detail": detail}
+
+
+def timed(on_this_thread: bool = True) -> Timed:
+    return Timed(on_this_thread)
+
+
+def upstream_url(ms: int) -> str:
+    """The upstream's URL that answers after `ms`; a 503 without --upstream."""
+    if SETTINGS.upstream is None:
+        raise HTTPException(503, "no upstream: start the server with --upstream HOST:PORT")
+    return f"http://{SETTINGS.upstream}/delay?ms={ms}"
+
+
+@contextmanager
+def upstream_errors():
+    """A call to the upstream that failed (refused, reset, timed out, ...) as a 502."""
+    try:
+        yield
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
+        raise HTTPException(502, f"upstream {SETTINGS.upstream}: {_reason(error)}") from None
+
+
+def _reason(error: BaseException) -> str:
+    """The error's message, and its root cause's when that is an OSError that says more: the
+    async client's failed connect is anyio's "All connection attempts failed", its timeouts
+    say nothing (the blocking client's say "timed out")."""
+    reason = str(error) or ("timed out" if isinstance(error, httpx.TimeoutException)
+                            else type(error).__name__)
+    root, cause = error, error
+    while cause is not None:  # what it was raised from, or while handling (even `from None`)
+        root, cause = cause, cause.__cause__ or cause.__context__
+    if isinstance(root, OSError) and str(root) not in reason:
+        reason += f" ({root})"
+    return reason
+
+
+def upstream_answered(response: httpx.Response, ms: int) -> str:
+    """The detail of an upstream's 200; any other status is a 502."""
+    if response.status_code != 200:
+        raise HTTPException(502, f"upstream {SETTINGS.upstream}: answered {response.status_code}")
+    return f"upstream answered 200 after {ms} ms"
+
+
+def http_clients() -> tuple[httpx.Client, httpx.AsyncClient]:
+    """The HTTP routes' two clients, one of each kind, shared by all requests (httpx's Client is
+    thread-safe). No cap on connections, as hyper's pool has none: a burst is not queued
+    behind httpx's default 100. No proxy from the environment: the upstream is reached directly."""
+    options = dict(
+        timeout=UPSTREAM_TIMEOUT_S,
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+        trust_env=False,
+    )
+    return httpx.Client(**options), httpx.AsyncClient(**options)
+
+
+def database_uri(path: str) -> str:
+    """The URI that opens `path` read-only, as the routes' queries do."""
+    return f"file:{urllib.parse.quote(path)}?mode=ro"
+
+
+def prepare_database(path: str) -> float:
+    """--db's set-up, called by serve.py before the server starts: opens the database (creating
+    the file if absent), runs SET_UP (a transaction left open by a failure is rolled back when
+    the connection closes), then calibrates the query as the blocking routes run it (a
+    read-only connection opened, the query run): 1, 2, 4, ... passes until one run takes 20 ms
+    or more, then three more at that size, the quickest counting. Returns passes per ms;
+    raises sqlite3.Error."""
+    global _db_uri
+    with closing(sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)) as db:
+        db.executescript(SET_UP)
+    _db_uri = database_uri(path)
+    def run(passes: int) -> float:
+        start = time.perf_counter()
+        with closing(sqlite3.connect(_db_uri, uri=True, timeout=BUSY_TIMEOUT_S)) as db:
+            db.execute(QUERY, (passes,)).fetchall()
+        return (time.perf_counter() - start) * 1000
+
+    passes = 1
+    while (ms := run(passes)) < CALIBRATION_MS:
+        passes *= 2
+    # The quickest of four runs at that size: one run on a shared machine may be slowed.
+    return passes / min([ms] + [run(passes) for _ in range(CALIBRATION_REPEATS)])
+
+
+def query_passes(ms: int) -> int:
+    """The query's passes that take about `ms`; a 503 without --db."""
+    if SETTINGS.db is None:
+        raise HTTPException(503, "no database: start the server with --db PATH")
+    return math.floor(ms * SETTINGS.passes_per_ms + 0.5)  # half away from zero, as Rust's round
+
+
+@contextmanager
+def database_errors():
+    """A query that failed as a 503 when the database is locked (SQLite's busy timeout ran out:
+    "database is locked"), else as a 500."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        busy = getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+        raise HTTPException(503 if busy else 500, f"database: {error}") from None
+
+
+class ConnectionPool:
+    """/ok-db-await's small pool of read-only aiosqlite connections. An aiosqlite connection is
+    a thread of its own that runs its queries, one at a time; a request borrows one."""
+
+    def __init__(self) -> None:
+        self._all: list[aiosqlite.Connection] = []
+        self._idle: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+
+    @classmethod
+    async def open(cls, uri: str, size: int) -> ConnectionPool:
+        pool = cls()
+        try:
+            for _ in range(size):
+                db = await aiosqlite.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
+                pool._all.append(db)
+                pool._idle.put_nowait(db)
+        except BaseException:
+            await pool.close()
+            raise
+        return pool
+
+    @asynccontextmanager
+    async def connection(self):
+        db = await self._idle.get()
+        try:
+            yield db
+        finally:
+            self._idle.put_nowait(db)
+
+    async def close(self) -> None:
+        for db in self._all:
+            await db.close()
+
+
+def file_path() -> str:
+    """The file the file routes read; a 503 without --file."""
+    if SETTINGS.file is None:
+        raise HTTPException(503, "no file: start the server with --file PATH")
+    return SETTINGS.file
+
+
+@contextmanager
+def file_errors(path: str):
+    """A read that failed (missing, unreadable, a directory, ...) as a 500."""
+    try:
+        yield
+    except OSError as error:
+        raise HTTPException(500, f"reading {path}: {error.strerror or error}") from None
+
+
+def read_whole(path: str) -> bytes:
+    """/ok-file-await's read, the same as the other file routes', in a function to hand over."""
+    with open(path, "rb") as file:
+        return file.read()
 
 
 # --- What /ping says about the running loop ----------------------------------------------------
@@ -523,9 +867,10 @@ def record_events(recording: bool) -> None:
 @asynccontextmanager
 async def lifespan(app: FastAPI):
     """Runs on the loop thread before the first request: notes that thread, sizes the
-    threadpool (anyio keeps one default limiter per loop), starts the CPU routes' process pool
-    and the stall detector. At exit, shuts the pool down."""
-    global _loop_thread, _loop_pid, _cpu_pool
+    threadpool (anyio keeps one default limiter per loop), starts the CPU routes' process pool,
+    the hidden blockers' HTTP clients (with --upstream) and database connections (with --db),
+    and the stall detector. At exit, shuts the pool down and closes the clients and connections."""
+    global _loop_thread, _loop_pid, _cpu_pool, _http, _ahttp, _db_pool
     _loop_thread, _loop_pid = threading.get_ident(), os.getpid()
     if SETTINGS.blocking_threads is not None:
         anyio.to_thread.current_default_thread_limiter().total_tokens = SETTINGS.blocking_threads
@@ -534,6 +879,10 @@ async def lifespan(app: FastAPI):
     # One trivial job per worker: every process is up before the first burst, which then does
     # not pay for starting them.
     await asyncio.gather(*(loop.run_in_executor(_cpu_pool, int) for _ in range(_cpu_workers())))
+    if SETTINGS.upstream is not None:
+        _http, _ahttp = http_clients()
+    if SETTINGS.db is not None:
+        _db_pool = await ConnectionPool.open(_db_uri, DB_POOL_SIZE)
     STALLS.start(loop, SETTINGS.stall_ms)
     try:
         async with _pyleak_watchdog():
@@ -541,3 +890,8 @@ async def lifespan(app: FastAPI):
     finally:
         STALLS.stop()
         _cpu_pool.shutdown(wait=True, cancel_futures=True)
+        if _http is not None:
+            _http.close()
+            await _ahttp.aclose()
+        if _db_pool is not None:
+            await _db_pool.close()

@@ -15,6 +15,7 @@ import ipaddress
 import logging
 import signal
 import socket
+import sqlite3
 import sys
 
 # A stop asked for before the server exists (imports take a while) is kept for it: see main().
@@ -67,14 +68,39 @@ def host(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not an IP address") from None
 
 
+def socket_address(text: str) -> str:
+    """--upstream's HOST:PORT, as the Rust servers take it (a socket address): an IP address,
+    an IPv6 one in brackets, and a port. Written back as they print it: `[::1]:9000`."""
+    addr, colon, port = text.rpartition(":")
+    if addr.startswith("[") and addr.endswith("]"):
+        addr, version = addr[1:-1], 6
+    else:
+        version = 4
+    try:
+        ip = ipaddress.ip_address(addr)
+        if not colon or ip.version != version or not port.isascii() or not port.isdigit():
+            raise ValueError
+        port_number = int(port)
+        if port_number > 65535:
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not HOST:PORT (an IP address and a port: 127.0.0.1:9000, [::1]:9000)"
+        ) from None
+    return f"[{ip}]:{port_number}" if ip.version == 6 else f"{ip}:{port_number}"
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="serve.py",
         description="FastAPI on uvicorn: the demo routes, /stalls and /events.",
         epilog="Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /bad-cpu, "
-        "/ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls, /events; the sleep and CPU "
-        "routes take ?ms=0..10000. Prints `listening on http://HOST:PORT` on stdout "
-        "once it accepts connections; SIGINT or SIGTERM stop it gracefully.",
+        "/ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /bad-http, /ok-http-blocking, "
+        "/ok-http-await (with --upstream), /bad-db, /ok-db-blocking, /ok-db-await (with --db), "
+        "/bad-file, /ok-file-blocking, /ok-file-await (with --file), /stalls, /events; the "
+        "sleep, CPU, HTTP and database routes take ?ms=0..10000. Prints `listening on "
+        "http://HOST:PORT` on stdout once it accepts connections; SIGINT or SIGTERM stop it "
+        "gracefully.",
     )
     parser.add_argument("--host", type=host, default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: loopback only)")
@@ -99,6 +125,14 @@ def parse_args() -> argparse.Namespace:
                         help="event loop (default asyncio)")
     parser.add_argument("--http", choices=("h11", "httptools"), default="h11",
                         help="HTTP parser (default h11)")
+    parser.add_argument("--upstream", type=socket_address, default=None, metavar="HOST:PORT",
+                        help="the slow upstream the HTTP routes call, as `GET /delay?ms=N` "
+                        "(it answers after N ms)")
+    parser.add_argument("--db", default=None, metavar="PATH",
+                        help="the SQLite database the database routes query; created, with its "
+                        "table, if absent")
+    parser.add_argument("--file", default=None, metavar="PATH",
+                        help="the file the file routes read, whole")
     args = parser.parse_args()
     if args.threads != 1:
         parser.error(
@@ -165,11 +199,22 @@ def main() -> int:
     args = parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(name)s: %(levelname)s: %(message)s")
+    passes_per_ms = 0.0
+    if args.db is not None:
+        try:
+            passes_per_ms = demo.prepare_database(args.db)
+        except sqlite3.Error as error:
+            print(f"serve.py: --db {args.db}: {error}", file=sys.stderr)
+            return 1
     demo.SETTINGS = demo.Settings(
         http=args.http,
         sleep_ms=args.sleep_ms,
         blocking_threads=args.blocking_threads,
         stall_ms=args.stall_ms,
+        upstream=args.upstream,
+        db=args.db,
+        passes_per_ms=passes_per_ms,
+        file=args.file,
     )
     demo.record_events(args.events)
     try:
@@ -188,6 +233,12 @@ def main() -> int:
         f"{args.loop} + {args.http}, threadpool {pool}, 1 reactor thread; "
         f"default sleep {args.sleep_ms} ms; {stall}"
     )
+    if args.upstream is not None:
+        announce += f"; upstream {args.upstream}"
+    if args.db is not None:
+        announce += f"; database {args.db} ({passes_per_ms:.2f} query passes per ms)"
+    if args.file is not None:
+        announce += f"; file {args.file}"
     config = uvicorn.Config(
         demo.app,
         loop=args.loop,

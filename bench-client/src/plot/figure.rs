@@ -11,9 +11,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{HEIGHT, PlotError, WIDTH};
 
-/// Okabe–Ito colours: distinct for the stacks, including for readers with the common
-/// colour-vision deficiencies. Series beyond the seventh reuse them.
-pub(super) const PALETTE: [RGBColor; 7] = [
+/// Okabe–Ito's seven colours, distinct for readers with the common colour-vision
+/// deficiencies, then two of Paul Tol's muted scheme: one colour for each of the nine
+/// targets (seven stacks, two FastAPI loops). Series beyond the ninth reuse them.
+pub(super) const PALETTE: [RGBColor; 9] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
@@ -21,6 +22,8 @@ pub(super) const PALETTE: [RGBColor; 7] = [
     RGBColor(230, 159, 0),   // orange
     RGBColor(86, 180, 233),  // sky blue
     RGBColor(0, 0, 0),       // black
+    RGBColor(136, 34, 85),   // wine
+    RGBColor(153, 153, 51),  // olive
 ];
 /// The radius of a measured point's dot, in pixels.
 const DOT_RADIUS: i32 = 3;

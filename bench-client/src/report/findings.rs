@@ -62,7 +62,12 @@ fn verdict_finding(report: &Report, at: &str, route: WorkPath, cases: &[&Case]) 
     let plan = &report.plan;
     let serialised = names(cases, |case| case.verdict == Verdict::Serialised);
     let verdicts = verdicts(cases);
-    let ideals = bench::ideals(route, plan, cases[0].reactor_threads);
+    let ideals = bench::ideals(
+        route,
+        plan.concurrency,
+        cases[0].sleep_ms,
+        cases[0].reactor_threads,
+    );
     let against = match route.cpu_place() {
         Some(_) => format!(
             "{:.0} ms, the fastest it can be on {} cores, and {:.0} ms on one",

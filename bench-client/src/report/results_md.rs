@@ -13,8 +13,9 @@ use super::text::{
     with_failed,
 };
 use crate::bench::{Case, HEAD_START};
+use crate::fixtures::FileCache;
 use crate::session::Failure;
-use crate::stats::PingStats;
+use crate::stats::{OVERLAP_LINE, PingStats};
 use demo_contract::DEFAULT_STALL_MS;
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
@@ -42,6 +43,10 @@ pub fn results_markdown(report: &Report) -> String {
         for route in plots::cdf_routes(report) {
             let _ = writeln!(out, "![{route}]({})", plots::cdf_name(route));
         }
+    }
+    if let Some(calls) = call_table(report) {
+        out.push_str("\n## What each call cost\n\n");
+        out.push_str(&calls);
     }
     out.push_str("\n## When the requests came back\n\n");
     out.push_str(&request_table(report));
@@ -83,6 +88,28 @@ fn parameters(report: &Report) -> String {
         plan.ping_every_ms,
         HEAD_START.as_millis(),
         threads.join(", ")
+    ) + &fixtures_text(plan)
+}
+
+/// The hidden blockers' fixtures, if the plan used them.
+fn fixtures_text(plan: &crate::bench::Plan) -> String {
+    if !plan.needs_fixtures() {
+        return String::new();
+    }
+    let cache = match plan.file_cache {
+        FileCache::Hot => "hot: read once just before, so every read copies from the page cache",
+        FileCache::Cold => {
+            "cold: dropped from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`) just \
+             before, so the first reads wait for the disk"
+        }
+    };
+    format!(
+        "- the hidden blockers: the HTTP routes call an upstream in the bench client's process \
+         (`GET /delay?ms=N` answers after N ms); the database routes query an SQLite file the \
+         server creates and fills at start; the file routes read a file of {} MiB the bench \
+         wrote, whose page cache was {cache}. A file route's unit of work (its `sleep` column) \
+         is one read of it alone, as the server timed it just before the burst\n",
+        plan.file_mb
     )
 }
 
@@ -227,6 +254,57 @@ pub fn probe_table(report: &Report) -> Option<String> {
          the OS grants it; `send lag p99` is how late 99% of them started, at most \
          (results.json has every ping's lag), and `probe CPU ms` what the two threads cost \
          in the case.\n",
+    );
+    Some(out)
+}
+
+/// The hidden blockers' calls, as the servers timed them: wall time against the calling
+/// thread's CPU time. `None` if no case made one.
+fn call_table(report: &Report) -> Option<String> {
+    if report.cases.iter().all(|case| case.call.is_none()) {
+        return None;
+    }
+    let mut out = String::from(
+        "| stack | reactor threads | route | one call, ms (median) | its thread's CPU, ms | CPU / wall \
+         | calls at once | stalls the server saw | booked to |\n\
+         |---|---:|---|---:|---:|---:|---:|---|---|\n",
+    );
+    for case in &report.cases {
+        let Some(call) = &case.call else {
+            continue;
+        };
+        let share = call
+            .cpu_ms
+            .map(|cpu| format!("{:.0} %", 100.0 * cpu / call.call_ms.max(0.01)));
+        let booked = (case.stalls.as_ref()).map_or(String::new(), |seen| seen.routes.join(", "));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
+            cell(&case.target),
+            case.reactor_threads,
+            case.route,
+            latency(Some(call.call_ms)),
+            latency(call.cpu_ms),
+            share.as_deref().unwrap_or("-"),
+            call.overlap,
+            stalls(case.stalls.as_ref()),
+            cell(&booked),
+        );
+    }
+    let _ = write!(
+        out,
+        "\nEach server times its call (the blocking call, or the awaited one) and, for a \
+         blocking call, the CPU time of the thread that made it (`CLOCK_THREAD_CPUTIME_ID`); \
+         medians over the burst's answers. CPU near the wall time: the thread worked (SQLite \
+         computing, the kernel copying the file); near zero: it only waited (the upstream). \
+         An awaited call is spread over polls and threads, so it has no CPU figure (-). `calls \
+         at once` is the calls' wall times added up over the burst's: 1.0 means one after \
+         another, N all side by side; it sets these routes' verdict (serialised under {}), \
+         since a query or a copy takes longer per call when calls share the cores and the \
+         wall time alone cannot tell that from a queue. The last two columns are the server's \
+         own stall detector: the polls it caught holding a reactor thread past its threshold, \
+         and the route it booked them to.\n",
+        OVERLAP_LINE
     );
     Some(out)
 }

@@ -11,15 +11,25 @@
 //! - CPU: `/bad-cpu` on the worker, `/ok-cpu-blocking` on its blocking pool (`web::block`),
 //!   `/ok-cpu-yield` on the worker with `actix_web::rt::task::yield_now` (tokio's) every
 //!   ~1 ms, `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
+//! - Hidden blockers: `/bad-http`, `/bad-db`, `/bad-file` make a blocking call (ureq,
+//!   rusqlite, `std::fs::read`) on the worker; `/ok-*-blocking` make it with `web::block`;
+//!   `/ok-http-await` awaits hyper's HTTP/1 client on the worker's tokio `TcpStream`,
+//!   `/ok-db-await` sqlx's `SqlitePool` (a worker thread per connection), and
+//!   `/ok-file-await` `tokio::fs::read`, which is `std::fs::read` on the worker's blocking pool
+//!   (tokio's `fs/read.rs`: without io_uring, `asyncify`, i.e. `spawn_blocking`).
 //! - Stalls: `wrap_fn` times every poll of every request under the resource actix-web
-//!   matched (`for_actix::watch_request`, `--stall-ms`); `GET /stalls` reports them.
+//!   matched (`for_actix::watch_request`, `--stall-ms`); `GET /stalls` reports them. The
+//!   same `wrap_fn` marks the worker as a reactor thread, for the file routes, which read no
+//!   `?ms=`.
 //! - Events: with `--events`, `on_connect` (in `for_actix::run`) records each connection as
 //!   its worker takes it, and `wrap_fn` each request's start and end
 //!   (`for_actix::record_events`); `GET /events` reports them.
 
+use actix_web::rt::net::TcpStream;
 use actix_web::{App, HttpServer, web};
 use demo_contract::for_actix::{self, get, record_events, unmatched, watch_request};
-use demo_contract::{CpuWork, Demo, Pong, Route, Sleep, Stack, Work, cpu};
+use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
+use hyper_util::rt::TokioIo;
 
 static STACK: Stack = Stack {
     server: "demo-actix",
@@ -27,6 +37,8 @@ static STACK: Stack = Stack {
     offload: "actix_web::web::block",
     timer: "actix_web::rt::time::sleep",
     yield_now: "actix_web::rt::task::yield_now",
+    http_client: "hyper::client::conn::http1 on actix_web::rt::net::TcpStream (tokio's)",
+    file_api: "tokio::fs::read (std::fs::read on the worker's spawn_blocking)",
 };
 
 /// Answers at once, if this connection's worker is free to poll it.
@@ -84,6 +96,74 @@ async fn ok_cpu_pool(Sleep(cpu): Sleep) -> CpuWork {
     cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
 }
 
+/// Blocks the reactor: the worker waits inside ureq for the upstream's answer.
+async fn bad_http(demo: web::Data<Demo>, Sleep(delay): Sleep) -> Result<IoWork, ApiError> {
+    demo.blockers
+        .upstream()?
+        .get_blocking(&STACK, Route::BadHttp, delay)
+}
+
+/// Frees the reactor: ureq waits on the worker's blocking pool while this task waits.
+async fn ok_http_blocking(demo: web::Data<Demo>, Sleep(delay): Sleep) -> Result<IoWork, ApiError> {
+    let upstream = demo.blockers.upstream()?;
+    web::block(move || upstream.get_blocking(&STACK, Route::OkHttpBlocking, delay))
+        .await
+        .expect("the call does not panic")
+}
+
+/// Frees the reactor: hyper's client awaits the answer on the worker's sockets.
+async fn ok_http_await(demo: web::Data<Demo>, Sleep(delay): Sleep) -> Result<IoWork, ApiError> {
+    let connect = |addr| async move { TcpStream::connect(addr).await.map(TokioIo::new) };
+    demo.blockers
+        .upstream()?
+        .get_over(&STACK, Route::OkHttpAwait, delay, connect)
+        .await
+}
+
+/// Blocks the reactor: rusqlite executes the query on the worker.
+async fn bad_db(demo: web::Data<Demo>, Sleep(ms): Sleep) -> Result<IoWork, ApiError> {
+    demo.blockers
+        .database()?
+        .query_blocking(&STACK, Route::BadDb, ms)
+}
+
+/// Frees the reactor: rusqlite executes the query on the worker's blocking pool.
+async fn ok_db_blocking(demo: web::Data<Demo>, Sleep(ms): Sleep) -> Result<IoWork, ApiError> {
+    let db = demo.blockers.database()?;
+    web::block(move || db.query_blocking(&STACK, Route::OkDbBlocking, ms))
+        .await
+        .expect("the query does not panic")
+}
+
+/// Frees the reactor: sqlx's worker thread runs the query; this task awaits its answer.
+async fn ok_db_await(demo: web::Data<Demo>, Sleep(ms): Sleep) -> Result<IoWork, ApiError> {
+    demo.blockers
+        .database()?
+        .query_async(&STACK, Route::OkDbAwait, ms)
+        .await
+}
+
+/// Blocks the reactor: the worker reads (and copies) the whole file.
+async fn bad_file(demo: web::Data<Demo>) -> Result<IoWork, ApiError> {
+    demo.blockers.file()?.read_blocking(&STACK, Route::BadFile)
+}
+
+/// Frees the reactor: a thread of the worker's blocking pool reads the file while this task
+/// waits.
+async fn ok_file_blocking(demo: web::Data<Demo>) -> Result<IoWork, ApiError> {
+    let file = demo.blockers.file()?;
+    web::block(move || file.read_blocking(&STACK, Route::OkFileBlocking))
+        .await
+        .expect("the read does not panic")
+}
+
+/// Frees the reactor: tokio::fs::read is std::fs::read on the worker's blocking pool.
+async fn ok_file_await(demo: web::Data<Demo>) -> Result<IoWork, ApiError> {
+    let file = demo.blockers.file()?;
+    file.read_awaited(&STACK, Route::OkFileAwait, tokio::fs::read(file.path()))
+        .await
+}
+
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     let demo = Demo::new(&STACK, "actix-rt (tokio current_thread per worker)", &args);
@@ -99,6 +179,15 @@ fn main() -> std::io::Result<()> {
                 .service(get(Route::OkCpuBlocking, ok_cpu_blocking))
                 .service(get(Route::OkCpuYield, ok_cpu_yield))
                 .service(get(Route::OkCpuPool, ok_cpu_pool))
+                .service(get(Route::BadHttp, bad_http))
+                .service(get(Route::OkHttpBlocking, ok_http_blocking))
+                .service(get(Route::OkHttpAwait, ok_http_await))
+                .service(get(Route::BadDb, bad_db))
+                .service(get(Route::OkDbBlocking, ok_db_blocking))
+                .service(get(Route::OkDbAwait, ok_db_await))
+                .service(get(Route::BadFile, bad_file))
+                .service(get(Route::OkFileBlocking, ok_file_blocking))
+                .service(get(Route::OkFileAwait, ok_file_await))
                 .service(get(Route::Stalls, for_actix::stalls))
                 .service(get(Route::Events, for_actix::events))
                 .default_service(web::to(unmatched))

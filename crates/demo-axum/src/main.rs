@@ -9,8 +9,15 @@
 //! - CPU: `/bad-cpu` on the reactor thread, `/ok-cpu-blocking` on the blocking pool,
 //!   `/ok-cpu-yield` on the reactor with `tokio::task::yield_now` every ~1 ms, `/ok-cpu-pool`
 //!   on the shared rayon pool of one thread per core (`cpu::on_pool`).
+//! - Hidden blockers: `/bad-http`, `/bad-db`, `/bad-file` make a blocking call (ureq,
+//!   rusqlite, `std::fs::read`) on the reactor thread; `/ok-*-blocking` make it with
+//!   `spawn_blocking`; `/ok-http-await` awaits hyper's HTTP/1 client on tokio's `TcpStream`,
+//!   `/ok-db-await` sqlx's `SqlitePool` (a worker thread per connection), and
+//!   `/ok-file-await` `tokio::fs::read`, which is `std::fs::read` on the blocking pool
+//!   (tokio's `fs/read.rs`: without io_uring, `asyncify`, i.e. `spawn_blocking`).
 //! - Stalls: a middleware times every poll of every request under the route axum matched
-//!   (`for_axum::watch_request`, `--stall-ms`); `GET /stalls` reports them.
+//!   (`for_axum::watch_request`, `--stall-ms`); `GET /stalls` reports them. The same
+//!   middleware marks the reactor thread, for the file routes, which read no `?ms=`.
 //! - Events: `for_axum::serve` is `axum::serve` recording, with `--events`, each accept and
 //!   each request's start and end; `GET /events` reports them.
 
@@ -20,8 +27,9 @@ use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use demo_contract::for_axum::{self, unmatched};
 use demo_contract::for_tokio::{self, Shutdown};
-use demo_contract::{CpuWork, Demo, Pong, Route, Sleep, Stack, Work, cpu};
-use tokio::net::TcpListener;
+use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
 
 static STACK: Stack = Stack {
     server: "demo-axum",
@@ -29,6 +37,8 @@ static STACK: Stack = Stack {
     offload: "tokio::task::spawn_blocking",
     timer: "tokio::time::sleep",
     yield_now: "tokio::task::yield_now",
+    http_client: "hyper::client::conn::http1 on tokio::net::TcpStream",
+    file_api: "tokio::fs::read (std::fs::read on spawn_blocking)",
 };
 
 /// Answers at once, if the reactor thread is free to poll it.
@@ -86,6 +96,76 @@ async fn ok_cpu_pool(Sleep(cpu): Sleep) -> CpuWork {
     cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
 }
 
+/// Blocks the reactor: the thread waits inside ureq for the upstream's answer.
+async fn bad_http(State(demo): State<Demo>, Sleep(delay): Sleep) -> Result<IoWork, ApiError> {
+    demo.blockers
+        .upstream()?
+        .get_blocking(&STACK, Route::BadHttp, delay)
+}
+
+/// Frees the reactor: ureq waits on a blocking-pool thread while this task waits.
+async fn ok_http_blocking(
+    State(demo): State<Demo>,
+    Sleep(delay): Sleep,
+) -> Result<IoWork, ApiError> {
+    let upstream = demo.blockers.upstream()?;
+    tokio::task::spawn_blocking(move || upstream.get_blocking(&STACK, Route::OkHttpBlocking, delay))
+        .await
+        .expect("the call does not panic")
+}
+
+/// Frees the reactor: hyper's client awaits the answer on tokio's sockets.
+async fn ok_http_await(State(demo): State<Demo>, Sleep(delay): Sleep) -> Result<IoWork, ApiError> {
+    let connect = |addr| async move { TcpStream::connect(addr).await.map(TokioIo::new) };
+    demo.blockers
+        .upstream()?
+        .get_over(&STACK, Route::OkHttpAwait, delay, connect)
+        .await
+}
+
+/// Blocks the reactor: rusqlite executes the query on this thread.
+async fn bad_db(State(demo): State<Demo>, Sleep(ms): Sleep) -> Result<IoWork, ApiError> {
+    demo.blockers
+        .database()?
+        .query_blocking(&STACK, Route::BadDb, ms)
+}
+
+/// Frees the reactor: rusqlite executes the query on a blocking-pool thread.
+async fn ok_db_blocking(State(demo): State<Demo>, Sleep(ms): Sleep) -> Result<IoWork, ApiError> {
+    let db = demo.blockers.database()?;
+    tokio::task::spawn_blocking(move || db.query_blocking(&STACK, Route::OkDbBlocking, ms))
+        .await
+        .expect("the query does not panic")
+}
+
+/// Frees the reactor: sqlx's worker thread runs the query; this task awaits its answer.
+async fn ok_db_await(State(demo): State<Demo>, Sleep(ms): Sleep) -> Result<IoWork, ApiError> {
+    demo.blockers
+        .database()?
+        .query_async(&STACK, Route::OkDbAwait, ms)
+        .await
+}
+
+/// Blocks the reactor: the thread reads (and copies) the whole file.
+async fn bad_file(State(demo): State<Demo>) -> Result<IoWork, ApiError> {
+    demo.blockers.file()?.read_blocking(&STACK, Route::BadFile)
+}
+
+/// Frees the reactor: a blocking-pool thread reads the file while this task waits.
+async fn ok_file_blocking(State(demo): State<Demo>) -> Result<IoWork, ApiError> {
+    let file = demo.blockers.file()?;
+    tokio::task::spawn_blocking(move || file.read_blocking(&STACK, Route::OkFileBlocking))
+        .await
+        .expect("the read does not panic")
+}
+
+/// Frees the reactor: tokio::fs::read is std::fs::read on the blocking pool.
+async fn ok_file_await(State(demo): State<Demo>) -> Result<IoWork, ApiError> {
+    let file = demo.blockers.file()?;
+    file.read_awaited(&STACK, Route::OkFileAwait, tokio::fs::read(file.path()))
+        .await
+}
+
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     let (runtime, flavour) = for_tokio::runtime(&args)?;
@@ -98,6 +178,15 @@ fn main() -> std::io::Result<()> {
         .route(Route::OkCpuBlocking.path(), get(ok_cpu_blocking))
         .route(Route::OkCpuYield.path(), get(ok_cpu_yield))
         .route(Route::OkCpuPool.path(), get(ok_cpu_pool))
+        .route(Route::BadHttp.path(), get(bad_http))
+        .route(Route::OkHttpBlocking.path(), get(ok_http_blocking))
+        .route(Route::OkHttpAwait.path(), get(ok_http_await))
+        .route(Route::BadDb.path(), get(bad_db))
+        .route(Route::OkDbBlocking.path(), get(ok_db_blocking))
+        .route(Route::OkDbAwait.path(), get(ok_db_await))
+        .route(Route::BadFile.path(), get(bad_file))
+        .route(Route::OkFileBlocking.path(), get(ok_file_blocking))
+        .route(Route::OkFileAwait.path(), get(ok_file_await))
         .route(Route::Stalls.path(), get(for_axum::stalls))
         .route(Route::Events.path(), get(for_axum::events));
     for path in Route::OkBlocking.paths() {

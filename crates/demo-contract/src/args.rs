@@ -1,4 +1,5 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{CommandFactory, FromArgMatches, Parser};
@@ -20,8 +21,10 @@ pub const DEFAULT_STALL_MS: u64 = 100;
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
 #[command(
     after_help = "Routes: GET /ping, /bad, /ok-blocking (alias /ok-def), /ok-await, /bad-cpu, \
-                  /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /stalls, /events; the sleep and \
-                  CPU routes take ?ms=0..10000.\n\
+                  /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /bad-http, /ok-http-blocking, \
+                  /ok-http-await (with --upstream), /bad-db, /ok-db-blocking, /ok-db-await (with \
+                  --db), /bad-file, /ok-file-blocking, /ok-file-await (with --file), /stalls, \
+                  /events; the sleep, CPU, HTTP and database routes take ?ms=0..10000.\n\
                   Prints `listening on http://HOST:PORT` on stdout once it accepts connections; \
                   SIGINT or SIGTERM stop it gracefully."
 )]
@@ -55,6 +58,18 @@ pub struct Args {
     /// ended (microseconds since start, client port, path); GET /events reads and drains it
     #[arg(long)]
     pub events: bool,
+
+    /// The slow upstream the HTTP routes call, as `GET /delay?ms=N` (it answers after N ms)
+    #[arg(long, value_name = "HOST:PORT")]
+    pub upstream: Option<SocketAddr>,
+
+    /// The SQLite database the database routes query; created, with its table, if absent
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// The file the file routes read, whole
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
 }
 
 impl Args {
@@ -94,6 +109,8 @@ mod tests {
         offload: "",
         timer: "",
         yield_now: "",
+        http_client: "",
+        file_api: "",
     };
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
@@ -112,6 +129,7 @@ mod tests {
         assert_eq!(args.blocking_threads, None, "the runtime's own pool size");
         assert_eq!(args.stall_ms, 100, "asyncio's slow_callback_duration");
         assert!(!args.events, "no order of events unless asked");
+        assert_eq!((args.upstream, args.db, args.file), (None, None, None));
     }
 
     #[test]
@@ -130,8 +148,17 @@ mod tests {
             "--stall-ms",
             "250",
             "--events",
+            "--upstream",
+            "127.0.0.1:9000",
+            "--db",
+            "/tmp/demo.sqlite",
+            "--file",
+            "/tmp/demo.bin",
         ])
         .unwrap();
+        assert_eq!(args.upstream, Some("127.0.0.1:9000".parse().unwrap()));
+        assert_eq!(args.db, Some(PathBuf::from("/tmp/demo.sqlite")));
+        assert_eq!(args.file, Some(PathBuf::from("/tmp/demo.bin")));
         assert_eq!(args.addr(), "0.0.0.0:0".parse().unwrap());
         assert_eq!(args.threads, 4);
         assert_eq!(args.sleep_ms, 20);
@@ -164,6 +191,9 @@ mod tests {
             &["--host", "nowhere"],
             &["--frobnicate"],
             &["--events", "yes"],
+            &["--upstream", "localhost"],
+            &["--upstream", "127.0.0.1"],
+            &["--db"],
         ] {
             let error = parse(bad).unwrap_err();
             assert_eq!(error.exit_code(), 2, "{bad:?}");
@@ -182,5 +212,7 @@ mod tests {
         assert!(help.contains("--events"), "{help}");
         assert!(help.contains("/events"), "{help}");
         assert!(help.contains("/ok-cpu-pool"), "{help}");
+        assert!(help.contains("--upstream <HOST:PORT>"), "{help}");
+        assert!(help.contains("/ok-file-await"), "{help}");
     }
 }

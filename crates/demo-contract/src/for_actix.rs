@@ -26,7 +26,8 @@ use crate::body::to_json;
 use crate::for_tokio::Shutdown;
 use crate::variant::{ACTIX_KEEP_ALIVE_60S, ACTIX_REQUEST_TIMEOUT_OFF};
 use crate::{
-    ApiError, Args, CpuWork, Demo, EventsBody, Pong, Route, SHUTDOWN_GRACE, Sleep, StallsJson, Work,
+    ApiError, Args, CpuWork, Demo, EventsBody, IoWork, Pong, Route, SHUTDOWN_GRACE, Sleep,
+    StallsJson, Work, reactor,
 };
 
 /// Extractors run on the worker thread that polls the handler: the right place to mark it.
@@ -63,6 +64,15 @@ impl Responder for Work {
 }
 
 impl Responder for CpuWork {
+    type Body = BoxBody;
+    fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
+/// A hidden blocker's body; its `Result<IoWork, ApiError>` answers the error's JSON and status
+/// (through [`ResponseError`]).
+impl Responder for IoWork {
     type Body = BoxBody;
     fn respond_to(self, _: &HttpRequest) -> HttpResponse {
         json(200, to_json(&self))
@@ -137,11 +147,17 @@ where
 
 /// For `App::wrap_fn`: times every poll of the rest of the request, handler included, under
 /// the resource pattern actix-web matched (`match_pattern`; none for the default service).
+///
+/// It also marks the thread as a reactor thread ([`reactor::mark`]): it is called on the
+/// worker that serves the request, the only thread that polls its handler. So the routes that
+/// read no `?ms=` (the file routes), and hence never call
+/// [`Demo::mark_reactor_and_read_sleep`], report `on_reactor` truthfully too.
 pub fn watch_request<S: Service<ServiceRequest>>(
     demo: &Demo,
     req: ServiceRequest,
     service: &S,
 ) -> Watched<S::Future> {
+    reactor::mark();
     let label = demo
         .watch
         .label(req.method().as_str(), req.match_pattern().as_deref());

@@ -23,7 +23,7 @@ pub fn shutdown_signal() -> io::Result<impl Future<Output = ()> + Send + 'static
     let mut signals = Signals::new([Signal::Int, Signal::Term])?;
     Ok(async move {
         signals.next().await;
-        eprintln!("signal received: no new connections, finishing requests in flight");
+        eprintln!("{}", crate::STOPPING);
     })
 }
 

@@ -1,6 +1,6 @@
 //! axum glue: [`Sleep`] as an extractor, the bodies as responses, the JSON fallback, the
-//! stall detector's middleware, and [`serve`], which records the order of events
-//! (`--events`).
+//! stall detector's middleware (which also marks the reactor thread), and [`serve`], which
+//! records the order of events (`--events`).
 
 use std::io;
 use std::net::SocketAddr;
@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::body::to_json;
 use crate::task_monitor::{RouteMonitors, monitor_request};
 use crate::variant::AXUM_TASK_MONITOR;
-use crate::{ApiError, CpuWork, Demo, EventsBody, Pong, Sleep, StallsJson, Work};
+use crate::{ApiError, CpuWork, Demo, EventsBody, IoWork, Pong, Sleep, StallsJson, Work, reactor};
 
 /// Extractors run inside the handler's future, on the reactor thread that polls it: the
 /// right place to mark that thread.
@@ -49,6 +49,13 @@ impl IntoResponse for Work {
 }
 
 impl IntoResponse for CpuWork {
+    fn into_response(self) -> Response {
+        json(200, to_json(&self))
+    }
+}
+
+/// A hidden blocker's body; its `Result<IoWork, ApiError>` answers the error's JSON and status.
+impl IntoResponse for IoWork {
     fn into_response(self) -> Response {
         json(200, to_json(&self))
     }
@@ -90,12 +97,18 @@ pub async fn events(State(demo): State<Demo>) -> EventsBody {
 /// Middleware (`axum::middleware::from_fn_with_state`, added with `Router::layer` so that it
 /// runs after routing): times every poll of the rest of the request, handler included, under
 /// the route axum matched (`MatchedPath`; none in the fallback).
+///
+/// It also marks the thread as a reactor thread ([`reactor::mark`]): this runs inside every
+/// request's future, which only reactor threads poll, and starts the handler in the same
+/// poll. So the routes that read no `?ms=` (the file routes), and hence never call
+/// [`Demo::mark_reactor_and_read_sleep`], report `on_reactor` truthfully too.
 pub async fn watch_request(
     State(demo): State<Demo>,
     matched: Option<MatchedPath>,
     req: Request,
     next: Next,
 ) -> Response {
+    reactor::mark();
     let label = demo.watch.label(
         req.method().as_str(),
         matched.as_ref().map(MatchedPath::as_str),

@@ -1,8 +1,8 @@
-//! One hyper 1 service adapter for the three hyper servers: routing, validation, JSON bodies,
-//! `/stalls` and the stall detector's wrapper, `/events` and the order of events (accepts in
-//! the accept loop, handlers in the service), the accept loop and the graceful stop. Each
-//! server brings its handlers (as [`Handlers`]), its listener, its way to spawn a task
-//! and its timer.
+//! One hyper 1 service adapter for the three hyper servers: routing, validation, JSON bodies
+//! (the hidden blockers' errors with their status), `/stalls` and the stall detector's wrapper,
+//! `/events` and the order of events (accepts in the accept loop, handlers in the service), the
+//! accept loop and the graceful stop. Each server brings its handlers (as [`Handlers`]), its
+//! listener, its way to spawn a task and its timer.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -21,13 +21,19 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::server::graceful::GracefulShutdown;
+use serde::Serialize;
 
 use crate::body::to_json;
-use crate::{ApiError, CpuWork, Demo, Pong, Route, SHUTDOWN_GRACE, Sleep, Work};
+use crate::{
+    ApiError, CpuWork, Demo, IoWork, Pong, Route, SHUTDOWN_GRACE, Work, parse_sleep, reactor,
+};
 
 /// The handlers of one hyper server. The adapter has already checked the method, the path
-/// and `?ms=`, on the reactor thread that polls the request: `duration` is how long this
-/// request's work sleeps, `cpu` how much CPU time it computes for.
+/// and `?ms=`, on the reactor thread that polls the request (which it marks as one, for every
+/// request): `duration` is how long this request's work sleeps, `cpu` how much CPU time it
+/// computes for, `delay` how long the upstream waits before it answers, `ms` how long the
+/// query takes. The hidden blockers find their upstream, database or file in
+/// `demo.blockers`; the file routes take no `?ms=`.
 pub trait Handlers: Send + Sync + 'static {
     fn ping(&self, demo: &Demo) -> impl Future<Output = Pong> + Send;
     fn bad(&self, duration: Duration) -> impl Future<Output = Work> + Send;
@@ -37,7 +43,24 @@ pub trait Handlers: Send + Sync + 'static {
     fn ok_cpu_blocking(&self, cpu: Duration) -> impl Future<Output = CpuWork> + Send;
     fn ok_cpu_yield(&self, cpu: Duration) -> impl Future<Output = CpuWork> + Send;
     fn ok_cpu_pool(&self, cpu: Duration) -> impl Future<Output = CpuWork> + Send;
+    fn bad_http(&self, demo: &Demo, delay: Duration) -> impl Future<Output = IoResult> + Send;
+    fn ok_http_blocking(
+        &self,
+        demo: &Demo,
+        delay: Duration,
+    ) -> impl Future<Output = IoResult> + Send;
+    fn ok_http_await(&self, demo: &Demo, delay: Duration) -> impl Future<Output = IoResult> + Send;
+    fn bad_db(&self, demo: &Demo, ms: Duration) -> impl Future<Output = IoResult> + Send;
+    fn ok_db_blocking(&self, demo: &Demo, ms: Duration) -> impl Future<Output = IoResult> + Send;
+    fn ok_db_await(&self, demo: &Demo, ms: Duration) -> impl Future<Output = IoResult> + Send;
+    fn bad_file(&self, demo: &Demo) -> impl Future<Output = IoResult> + Send;
+    fn ok_file_blocking(&self, demo: &Demo) -> impl Future<Output = IoResult> + Send;
+    fn ok_file_await(&self, demo: &Demo) -> impl Future<Output = IoResult> + Send;
 }
+
+/// What a hidden blocker's handler answers: its body, or an error with its status (a flag not
+/// given, the upstream failing, the database locked, the file unreadable).
+pub type IoResult = Result<IoWork, ApiError>;
 
 /// A spawned connection task.
 pub type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -50,38 +73,58 @@ pub async fn respond<H: Handlers, B>(
     req: &Request<B>,
 ) -> Response<Full<Bytes>> {
     let Some(route) = route.filter(|_| req.method() == Method::GET) else {
-        let error = ApiError::unmatched(req.method().as_str(), req.uri().path());
-        return json(error.status, to_json(&error));
+        return error(ApiError::unmatched(req.method().as_str(), req.uri().path()));
+    };
+    // This runs where the request future is polled, so on a reactor thread: marked for every
+    // route, the file routes (no `?ms=`) included, and even when `?ms=` turns out invalid.
+    reactor::mark();
+    let duration = if route.takes_ms() {
+        match parse_sleep(req.uri().query(), demo.default_sleep) {
+            Ok(duration) => duration,
+            Err(ms_error) => return error(ms_error),
+        }
+    } else {
+        Duration::ZERO
     };
     match route {
-        Route::Ping => return json(200, to_json(&handlers.ping(demo).await)),
-        Route::Stalls => return json(200, demo.stalls().0.into_bytes()),
-        Route::Events => return json(200, to_json(&demo.events())),
-        Route::Bad
-        | Route::OkBlocking
-        | Route::OkAwait
-        | Route::BadCpu
-        | Route::OkCpuBlocking
-        | Route::OkCpuYield
-        | Route::OkCpuPool => {}
+        Route::Ping => ok(handlers.ping(demo).await),
+        Route::Stalls => json(200, demo.stalls().0.into_bytes()),
+        Route::Events => ok(demo.events()),
+        Route::Bad => ok(handlers.bad(duration).await),
+        Route::OkBlocking => ok(handlers.ok_blocking(duration).await),
+        Route::OkAwait => ok(handlers.ok_await(duration).await),
+        Route::BadCpu => ok(handlers.bad_cpu(duration).await),
+        Route::OkCpuBlocking => ok(handlers.ok_cpu_blocking(duration).await),
+        Route::OkCpuYield => ok(handlers.ok_cpu_yield(duration).await),
+        Route::OkCpuPool => ok(handlers.ok_cpu_pool(duration).await),
+        Route::BadHttp => answer(handlers.bad_http(demo, duration).await),
+        Route::OkHttpBlocking => answer(handlers.ok_http_blocking(demo, duration).await),
+        Route::OkHttpAwait => answer(handlers.ok_http_await(demo, duration).await),
+        Route::BadDb => answer(handlers.bad_db(demo, duration).await),
+        Route::OkDbBlocking => answer(handlers.ok_db_blocking(demo, duration).await),
+        Route::OkDbAwait => answer(handlers.ok_db_await(demo, duration).await),
+        Route::BadFile => answer(handlers.bad_file(demo).await),
+        Route::OkFileBlocking => answer(handlers.ok_file_blocking(demo).await),
+        Route::OkFileAwait => answer(handlers.ok_file_await(demo).await),
     }
-    let duration = match demo.mark_reactor_and_read_sleep(req.uri().query()) {
-        Ok(Sleep(duration)) => duration,
-        Err(error) => return json(error.status, to_json(&error)),
-    };
-    let body = match route {
-        Route::Bad => to_json(&handlers.bad(duration).await),
-        Route::OkBlocking => to_json(&handlers.ok_blocking(duration).await),
-        Route::OkAwait => to_json(&handlers.ok_await(duration).await),
-        Route::BadCpu => to_json(&handlers.bad_cpu(duration).await),
-        Route::OkCpuBlocking => to_json(&handlers.ok_cpu_blocking(duration).await),
-        Route::OkCpuYield => to_json(&handlers.ok_cpu_yield(duration).await),
-        Route::OkCpuPool => to_json(&handlers.ok_cpu_pool(duration).await),
-        Route::Ping | Route::Stalls | Route::Events => {
-            unreachable!("answered above, without a sleep")
-        }
-    };
-    json(200, body)
+}
+
+/// A 200 with `body` as JSON.
+fn ok(body: impl Serialize) -> Response<Full<Bytes>> {
+    json(200, to_json(&body))
+}
+
+/// `{"error": ...}` with the error's status.
+fn error(error: ApiError) -> Response<Full<Bytes>> {
+    json(error.status, to_json(&error))
+}
+
+/// A hidden blocker's answer: its body with 200, or its error with the error's status.
+fn answer(result: IoResult) -> Response<Full<Bytes>> {
+    match result {
+        Ok(body) => ok(body),
+        Err(failed) => error(failed),
+    }
 }
 
 fn json(status: u16, body: Vec<u8>) -> Response<Full<Bytes>> {
@@ -198,6 +241,6 @@ async fn drain(graceful: GracefulShutdown, timer: &impl Timer) {
         false
     };
     if !future::or(drained, grace_over).await {
-        eprintln!("grace period over: exiting with requests still in flight");
+        eprintln!("{}", crate::GRACE_OVER);
     }
 }

@@ -1,12 +1,15 @@
 //! ntex glue, for `demo-ntex`: [`Sleep`] as an extractor, the bodies as responses, JSON
-//! 404/405, the stall detector and the order of events in one middleware ([`WatchRequests`]),
-//! and [`run`]: the server set up from the command line on ntex's own io_uring runtime.
+//! 404/405, the stall detector, the reactor mark and the order of events in one middleware
+//! ([`WatchRequests`]), each worker's HTTP client for the upstream ([`upstream_client`]), and
+//! [`run`]: the server set up from the command line on ntex's own io_uring runtime.
 
 use std::any::Any;
 use std::convert::Infallible;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use ntex::client::error::ClientBuilderError;
+use ntex::client::{Client, Connector};
 use ntex::http::{HttpService, StatusCode};
 use ntex::rt::{BlockFuture, Reactor, Runner, RuntimeBuilder, System, uring, with_reactor};
 use ntex::server::Stream;
@@ -17,11 +20,12 @@ use ntex::web::{
     WebResponse, WebResponseError,
 };
 
+use crate::blockers::UPSTREAM_TIMEOUT;
 use crate::body::to_json;
 use crate::variant::NTEX_EVENT_INTERVAL_2;
 use crate::{
-    ApiError, Args, CpuWork, Demo, EventsBody, Pong, Route, SHUTDOWN_GRACE, Sleep, StallsJson,
-    Work, exit_without_io_uring,
+    ApiError, Args, CpuWork, Demo, EventsBody, IoWork, Pong, Route, SHUTDOWN_GRACE, Sleep,
+    StallsJson, Work, exit_without_io_uring,
 };
 
 /// The label `/ping` reports.
@@ -59,6 +63,12 @@ impl Responder for Work {
 }
 
 impl Responder for CpuWork {
+    async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
+        json(200, to_json(&self))
+    }
+}
+
+impl Responder for IoWork {
     async fn respond_to(self, _: &HttpRequest) -> HttpResponse {
         json(200, to_json(&self))
     }
@@ -107,9 +117,10 @@ pub async fn events(demo: web::types::State<Demo>) -> EventsBody {
     demo.events()
 }
 
-/// Middleware (`App::middleware`): times every poll of the rest of the request, handler included,
-/// under the route its path names (ntex's router does not tell a middleware which resource
-/// matched), and, with `--events`, records its `started` and `ended`.
+/// Middleware (`App::middleware`): marks the worker as a reactor thread (the file routes read no
+/// `?ms=`, so [`Sleep`] alone would not mark it for them), times every poll of the rest of the
+/// request, handler included, under the route its path names (ntex's router does not tell a
+/// middleware which resource matched), and, with `--events`, records its `started` and `ended`.
 #[derive(Debug, Clone, Copy)]
 pub struct WatchRequests(pub Demo);
 
@@ -147,6 +158,8 @@ where
         req: WebRequest<E>,
         ctx: ServiceCtx<'_, Self>,
     ) -> Result<WebResponse, S::Error> {
+        // Only a worker polls a request's service: the thread is a reactor thread.
+        crate::reactor::mark();
         let demo = self.demo;
         let path = req.path().to_owned();
         let matched = Route::from_path(&path).map(|_| path.as_str());
@@ -156,6 +169,54 @@ where
         events
             .around(demo.watch.wrap(label, ctx.call(&self.service, req)))
             .await
+    }
+}
+
+/// This worker's HTTP client for `/ok-http-await`, the state every worker's app builds once
+/// (`App::state_factory`): ntex's own client, over this worker's io_uring sockets. Its
+/// connection pool is a task on this worker's runtime, so each worker has its own client.
+///
+/// The pool opens one connection to a host at a time (others wait for it; ntex-3.12.3
+/// src/client/pool.rs:330) and holds at most `limit` (ntex's default 8 would queue a burst's
+/// requests). `limit(0)`, documented as "no limit", never wakes a waiting request (pool.rs:340
+/// compares `acquired < limit`), so the limit is the largest number instead. No redirects, and
+/// the contract's timeout for the whole answer.
+pub async fn upstream_client() -> Result<Client, ClientBuilderError> {
+    Client::builder()
+        // `connector` has a type parameter that it does not use: name any type.
+        .connector::<Connector>(Connector::default().limit(usize::MAX))
+        .response_timeout(UPSTREAM_TIMEOUT)
+        .response_payload_timeout(UPSTREAM_TIMEOUT.into())
+        .disable_redirects()
+        .build(SharedCfg::default())
+        .await
+}
+
+/// An error of ntex's client, shown with its causes: ntex's own messages leave the cause out
+/// ("Failed to connect to host: Connector has been disconnected", without "Connection
+/// refused").
+#[derive(Debug)]
+pub struct ClientFailure(Box<dyn std::error::Error>);
+
+impl<E: std::error::Error + 'static> From<E> for ClientFailure {
+    fn from(error: E) -> Self {
+        ClientFailure(Box::new(error))
+    }
+}
+
+impl std::fmt::Display for ClientFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut shown = self.0.to_string();
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            let text = error.to_string();
+            // A wrapper's message often embeds its cause's already.
+            if !shown.contains(&text) {
+                shown = format!("{shown}: {text}");
+            }
+            cause = error.source();
+        }
+        f.write_str(&shown)
     }
 }
 
@@ -178,9 +239,10 @@ where
         .collect()
 }
 
-/// Builds the app on every worker (`routes`, the demo's state, [`unmatched`] for every other
-/// path, [`WatchRequests`] around all), serves it as the command line asks, announces it, and
-/// runs until SIGINT or SIGTERM, then stops gracefully within [`SHUTDOWN_GRACE`].
+/// Builds the app on every worker (`routes`, the demo's state, the worker's
+/// [`upstream_client`], [`unmatched`] for every other path, [`WatchRequests`] around all),
+/// serves it as the command line asks, announces it, and runs until SIGINT or SIGTERM, then
+/// stops gracefully within [`SHUTDOWN_GRACE`].
 ///
 /// - `--threads N`: N workers (`ntex:worker:0`, ...), each its own single-threaded runtime on
 ///   its own io_uring. One accept thread takes every connection and deals it to a worker,
@@ -222,6 +284,7 @@ pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::
                 HttpService::new(
                     App::new()
                         .state(demo)
+                        .state_factory(upstream_client)
                         .configure(routes)
                         .default_service(web::to(unmatched))
                         .middleware(WatchRequests(demo)),

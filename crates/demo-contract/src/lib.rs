@@ -3,14 +3,17 @@
 //!
 //! The route contract (`docs/contract.md` at the repository's root), implemented once:
 //! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`), `/ok-await`, the
-//!   CPU routes `/bad-cpu`, `/ok-cpu-blocking`, `/ok-cpu-yield`, `/ok-cpu-pool`, `/stalls` and
-//!   `/events`;
+//!   CPU routes `/bad-cpu`, `/ok-cpu-blocking`, `/ok-cpu-yield`, `/ok-cpu-pool`, the hidden
+//!   blockers `/bad-http`, `/ok-http-blocking`, `/ok-http-await` and their `-db` and `-file`
+//!   twins, `/stalls` and `/events`;
 //! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, `--blocking-threads`,
-//!   `--stall-ms`, `--events`, parsed by clap;
-//! - [`Pong`], [`Work`], [`CpuWork`], [`StallsJson`], [`EventsBody`] and [`ApiError`]: the JSON
+//!   `--stall-ms`, `--events`, `--upstream`, `--db`, `--file`, parsed by clap;
+//! - [`Pong`], [`Work`], [`CpuWork`], [`IoWork`], [`StallsJson`], [`EventsBody`] and [`ApiError`]: the JSON
 //!   bodies;
 //! - [`cpu`]: the CPU routes' work, measured on the thread CPU clock, and the pool they may
 //!   run it on;
+//! - [`blockers`]: the hidden blockers' calls (`--upstream`, `--db`, `--file`), blocking and
+//!   async, and the database they query;
 //! - [`parse_sleep`]: the `?ms=` rule, 0..=10000, anything else a 400;
 //! - [`Demo::announce`]: the readiness line `listening on http://127.0.0.1:PORT`;
 //! - [`listen`] and, for a thread-per-core server, [`listen_reuse_port`]: the listening
@@ -28,6 +31,7 @@
 //! runtimes, `for_compio` and `for_ntex` on thread-per-core runtimes over io_uring.
 
 mod args;
+pub mod blockers;
 mod body;
 pub mod cpu;
 mod events;
@@ -38,7 +42,8 @@ pub mod variant;
 mod watch;
 
 pub use args::{Args, DEFAULT_STALL_MS};
-pub use body::{ApiError, CpuWork, Event, EventsBody, Pong, StallsJson, What, Work};
+pub use blockers::Blockers;
+pub use body::{ApiError, CpuWork, Event, EventsBody, IoWork, Pong, StallsJson, What, Work};
 pub use events::{EventLog, RequestEvents};
 pub use route::Route;
 pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};
@@ -73,6 +78,12 @@ use std::time::Duration;
 /// One maximal `?ms=` sleep fits in it.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+/// What a server says on stderr when SIGINT or SIGTERM asks it to stop.
+pub const STOPPING: &str = "signal received: no new connections, finishing requests in flight";
+
+/// What it says if [`SHUTDOWN_GRACE`] runs out before the requests in flight end.
+pub const GRACE_OVER: &str = "grace period over: exiting with requests still in flight";
+
 /// The facts about one server that do not change while it runs: a `const` at the top of each
 /// server's `main.rs`.
 #[derive(Debug)]
@@ -87,6 +98,11 @@ pub struct Stack {
     pub timer: &'static str,
     /// The runtime's yield: the task goes to the back of the queue, so the thread polls others.
     pub yield_now: &'static str,
+    /// The async HTTP client `/ok-http-await` awaits, on this runtime's sockets.
+    pub http_client: &'static str,
+    /// The runtime's async file read, as `/ok-file-await` calls it, and what it does
+    /// underneath (from the runtime's source).
+    pub file_api: &'static str,
 }
 
 impl Stack {
@@ -110,6 +126,15 @@ impl Stack {
                 "cpu::on_pool (rayon, {} threads) + cpu::burn",
                 cpu::pool_threads()
             ),
+            Route::BadHttp => format!("async fn + {}", blockers::BLOCKING_HTTP),
+            Route::OkHttpBlocking => format!("{} + {}", self.offload, blockers::BLOCKING_HTTP),
+            Route::OkHttpAwait => format!("{}.await", self.http_client),
+            Route::BadDb => format!("async fn + {}", blockers::BLOCKING_DB),
+            Route::OkDbBlocking => format!("{} + {}", self.offload, blockers::BLOCKING_DB),
+            Route::OkDbAwait => format!("{}.await", blockers::ASYNC_DB),
+            Route::BadFile => format!("async fn + {}", blockers::BLOCKING_FILE),
+            Route::OkFileBlocking => format!("{} + {}", self.offload, blockers::BLOCKING_FILE),
+            Route::OkFileAwait => format!("{}.await", self.file_api),
             Route::Stalls => "reports the stall detector's counters".to_owned(),
             Route::Events => "reports and drains the server's order of events".to_owned(),
         };
@@ -163,13 +188,22 @@ pub struct Demo {
     pub watch: &'static RequestWatch,
     /// The order of events (`--events`), leaked for the same reason.
     pub events: &'static EventLog,
+    /// What the hidden blockers' routes use: the upstream, the database, the file.
+    pub blockers: &'static Blockers,
 }
 
 impl Demo {
     /// The server's setup from its command line; starts the stall detector (its watchdog
-    /// thread, unless `--stall-ms 0`) and the clock of the order of events (`--events`).
+    /// thread, unless `--stall-ms 0`) and the clock of the order of events (`--events`), and
+    /// sets up the database (`--db`). A database that cannot be set up ends the process with
+    /// one line on stderr and status 1, as a bad flag would.
     pub fn new(stack: &'static Stack, runtime: &'static str, args: &Args) -> Self {
+        let blockers = Blockers::open(args).unwrap_or_else(|error| {
+            eprintln!("{}: {error}", stack.server);
+            std::process::exit(1)
+        });
         Demo {
+            blockers: Box::leak(Box::new(blockers)),
             stack,
             runtime,
             reactor_threads: args.threads,
@@ -319,6 +353,8 @@ mod tests {
         offload: "pool::offload",
         timer: "timer::sleep",
         yield_now: "task::yield_now",
+        http_client: "client::get",
+        file_api: "fs::read",
     };
 
     static EVENTS_OFF: EventLog = EventLog::off();
@@ -422,6 +458,7 @@ mod tests {
             default_sleep: Duration::from_millis(5),
             watch: watch_off(),
             events: &EVENTS_OFF,
+            blockers: &Blockers::NONE,
         };
         std::thread::spawn(move || {
             assert!(!STACK.work_here(Route::Bad, Duration::ZERO).on_reactor);
@@ -445,6 +482,7 @@ mod tests {
             default_sleep: Duration::ZERO,
             watch: watch_off(),
             events: &EVENTS_OFF,
+            blockers: &Blockers::NONE,
         };
         std::thread::spawn(move || {
             let error = demo.mark_reactor_and_read_sleep(Some("ms=x")).unwrap_err();
@@ -464,6 +502,7 @@ mod tests {
             default_sleep: Duration::ZERO,
             watch: watch_off(),
             events: &EVENTS_OFF,
+            blockers: &Blockers::NONE,
         };
         let json = serde_json::to_string(&demo.pong()).unwrap();
         assert_eq!(

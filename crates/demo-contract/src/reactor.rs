@@ -6,8 +6,9 @@
 //! Runtime start hooks cannot either: tokio's `on_thread_start` runs on blocking threads too.
 //! What does tell is where async code runs: a handler's future is only ever polled on a
 //! reactor thread. So every work handler marks its thread when it reads its sleep (through
-//! [`crate::Demo::mark_reactor_and_read_sleep`]) and the sleep reports whether the thread it
-//! runs on carries the mark.
+//! [`crate::Demo::mark_reactor_and_read_sleep`]), each stack's per-request wrapper marks it
+//! too (for the file routes, which read no sleep), and the sleep or call reports whether the
+//! thread it runs on carries the mark.
 
 use std::cell::Cell;
 

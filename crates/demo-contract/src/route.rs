@@ -1,5 +1,7 @@
 /// The routes every server serves (the route contract, `docs/contract.md`): the four of the
-/// sleep lesson, the four of the CPU lesson, `/stalls` and `/events`.
+/// sleep lesson, the four of the CPU lesson, the nine of the hidden blockers (an HTTP call, a
+/// database query, a file read: each on the reactor, on the blocking pool, and awaited),
+/// `/stalls` and `/events`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// Returns at once: shows whether the reactor is free to answer.
@@ -19,6 +21,27 @@ pub enum Route {
     OkCpuYield,
     /// The same work on a pool with one thread per core, awaited through a oneshot channel.
     OkCpuPool,
+    /// An async handler that calls the upstream (`--upstream`) with a blocking HTTP client:
+    /// the reactor thread waits for the answer.
+    BadHttp,
+    /// The same blocking call, offloaded to the runtime's blocking pool and awaited.
+    OkHttpBlocking,
+    /// The same call through an async HTTP client on the runtime, awaited.
+    OkHttpAwait,
+    /// An async handler that runs a query on the SQLite database (`--db`) with a blocking
+    /// driver: the reactor thread executes it.
+    BadDb,
+    /// The same query, offloaded to the runtime's blocking pool and awaited.
+    OkDbBlocking,
+    /// The same query through an async driver, awaited.
+    OkDbAwait,
+    /// An async handler that reads the whole file (`--file`) with `std::fs`: the reactor
+    /// thread copies it. No `?ms=`: the file's size decides.
+    BadFile,
+    /// The same read, offloaded to the runtime's blocking pool and awaited.
+    OkFileBlocking,
+    /// The same read through the runtime's async file API, awaited.
+    OkFileAwait,
     /// The stall detector's counters (`--stall-ms`): not a work route, no `?ms=`.
     Stalls,
     /// The server's order of events since the last call (`--events`), drained: not a work
@@ -37,6 +60,15 @@ impl Route {
             Route::OkCpuBlocking => "computes on the blocking pool",
             Route::OkCpuYield => "computes on the reactor, yielding",
             Route::OkCpuPool => "computes on a core-sized pool",
+            Route::BadHttp => "calls the upstream on the reactor",
+            Route::OkHttpBlocking => "calls the upstream on the blocking pool",
+            Route::OkHttpAwait => "awaits the upstream with an async client",
+            Route::BadDb => "queries the database on the reactor",
+            Route::OkDbBlocking => "queries the database on the blocking pool",
+            Route::OkDbAwait => "awaits the query through an async driver",
+            Route::BadFile => "reads the file on the reactor",
+            Route::OkFileBlocking => "reads the file on the blocking pool",
+            Route::OkFileAwait => "awaits the runtime's file API",
             Route::Ping => "answers at once",
             Route::Stalls => "reports the stall detector's counts",
             Route::Events => "reports the server's order of events",
@@ -54,8 +86,16 @@ impl Route {
         Route::OkCpuPool,
     ];
 
+    /// The hidden blockers: each of an HTTP call, a query and a file read, first blocking the
+    /// reactor, then on the blocking pool, then awaited.
+    pub const HIDDEN: [[Route; 3]; 3] = [
+        [Route::BadHttp, Route::OkHttpBlocking, Route::OkHttpAwait],
+        [Route::BadDb, Route::OkDbBlocking, Route::OkDbAwait],
+        [Route::BadFile, Route::OkFileBlocking, Route::OkFileAwait],
+    ];
+
     /// Every route, in the order the 404 message lists them.
-    pub const ALL: [Route; 10] = [
+    pub const ALL: [Route; 19] = [
         Route::Ping,
         Route::Bad,
         Route::OkBlocking,
@@ -64,6 +104,15 @@ impl Route {
         Route::OkCpuBlocking,
         Route::OkCpuYield,
         Route::OkCpuPool,
+        Route::BadHttp,
+        Route::OkHttpBlocking,
+        Route::OkHttpAwait,
+        Route::BadDb,
+        Route::OkDbBlocking,
+        Route::OkDbAwait,
+        Route::BadFile,
+        Route::OkFileBlocking,
+        Route::OkFileAwait,
         Route::Stalls,
         Route::Events,
     ];
@@ -79,6 +128,15 @@ impl Route {
             Route::OkCpuBlocking => "/ok-cpu-blocking",
             Route::OkCpuYield => "/ok-cpu-yield",
             Route::OkCpuPool => "/ok-cpu-pool",
+            Route::BadHttp => "/bad-http",
+            Route::OkHttpBlocking => "/ok-http-blocking",
+            Route::OkHttpAwait => "/ok-http-await",
+            Route::BadDb => "/bad-db",
+            Route::OkDbBlocking => "/ok-db-blocking",
+            Route::OkDbAwait => "/ok-db-await",
+            Route::BadFile => "/bad-file",
+            Route::OkFileBlocking => "/ok-file-blocking",
+            Route::OkFileAwait => "/ok-file-await",
             Route::Stalls => "/stalls",
             Route::Events => "/events",
         }
@@ -96,9 +154,32 @@ impl Route {
             Route::OkCpuBlocking => &["/ok-cpu-blocking"],
             Route::OkCpuYield => &["/ok-cpu-yield"],
             Route::OkCpuPool => &["/ok-cpu-pool"],
+            Route::BadHttp => &["/bad-http"],
+            Route::OkHttpBlocking => &["/ok-http-blocking"],
+            Route::OkHttpAwait => &["/ok-http-await"],
+            Route::BadDb => &["/bad-db"],
+            Route::OkDbBlocking => &["/ok-db-blocking"],
+            Route::OkDbAwait => &["/ok-db-await"],
+            Route::BadFile => &["/bad-file"],
+            Route::OkFileBlocking => &["/ok-file-blocking"],
+            Route::OkFileAwait => &["/ok-file-await"],
             Route::Stalls => &["/stalls"],
             Route::Events => &["/events"],
         }
+    }
+
+    /// Whether the route takes `?ms=`: every work route but the file routes, whose file's
+    /// size decides how long they take.
+    pub const fn takes_ms(self) -> bool {
+        !matches!(
+            self,
+            Route::Ping
+                | Route::Stalls
+                | Route::Events
+                | Route::BadFile
+                | Route::OkFileBlocking
+                | Route::OkFileAwait
+        )
     }
 
     /// The route served at `path`, aliases included.

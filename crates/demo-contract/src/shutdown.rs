@@ -23,7 +23,7 @@ impl Shutdown {
     pub(crate) fn channel() -> (impl FnOnce() + Send + 'static, Shutdown) {
         let (tell, requested) = watch::channel(false);
         let request = move || {
-            eprintln!("signal received: no new connections, finishing requests in flight");
+            eprintln!("{}", crate::STOPPING);
             tell.send_replace(true);
         };
         (request, Shutdown { requested })
@@ -53,7 +53,7 @@ impl Shutdown {
         let grace_over = async {
             self.requested().await;
             sleep(SHUTDOWN_GRACE).await;
-            eprintln!("grace period over: exiting with requests still in flight");
+            eprintln!("{}", crate::GRACE_OVER);
             Ok(())
         };
         futures_lite::future::or(server.into_future(), grace_over).await

@@ -14,17 +14,27 @@
 //! - CPU: `/bad-cpu` on the executor thread, `/ok-cpu-blocking` on the `blocking` pool,
 //!   `/ok-cpu-yield` on the executor with `async_std::task::yield_now` every ~1 ms,
 //!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
+//! - Hidden blockers: `/bad-http`, `/bad-db` and `/bad-file` call ureq, rusqlite and
+//!   `std::fs::read` on the executor thread; their `-blocking` twins make the same calls through
+//!   `async_std::task::spawn_blocking`. `/ok-http-await` awaits hyper's HTTP/1 client over an
+//!   `async_std::net::TcpStream` (in `smol_hyper::rt::FuturesIo`); `/ok-db-await` awaits sqlx's
+//!   `SqlitePool`, whose worker thread runs the query (with no tokio runtime, sqlx's timers and
+//!   tasks are async-std's: sqlx-core's `rt`); `/ok-file-await` awaits `async_std::fs::read`,
+//!   which is `std::fs::read` in `spawn_blocking` (async-std's `src/fs/read.rs`), so on the
+//!   same `blocking` pool.
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
 //! - Events: with `--events`, `for_hyper::serve` records each connection as its accept loop
 //!   takes it (hence `listener.accept()`, which gives the client's address, rather than
 //!   `incoming()`) and each request's start and end; `GET /events` reports them.
 
+use std::io;
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use async_std::net::TcpListener;
+use async_std::net::{TcpListener, TcpStream};
 use async_std::task;
-use demo_contract::for_hyper::{self, Handlers};
+use demo_contract::for_hyper::{self, Handlers, IoResult};
 use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu, for_async_io};
 use futures_lite::StreamExt as _;
 use smol_hyper::rt::{FuturesIo, SmolTimer};
@@ -35,6 +45,8 @@ static STACK: Stack = Stack {
     offload: "async_std::task::spawn_blocking",
     timer: "async_std::task::sleep",
     yield_now: "async_std::task::yield_now",
+    http_client: "hyper::client::conn::http1 on async_std::net::TcpStream",
+    file_api: "async_std::fs::read (std::fs::read on spawn_blocking, i.e. blocking::unblock)",
 };
 
 struct HyperAsyncStd;
@@ -90,6 +102,78 @@ impl Handlers for HyperAsyncStd {
     /// Frees the reactor: the work queues for the rayon pool, one thread per core.
     async fn ok_cpu_pool(&self, cpu: Duration) -> CpuWork {
         cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
+    }
+
+    /// Blocks the reactor: the executor thread waits inside ureq for the upstream's answer.
+    async fn bad_http(&self, demo: &Demo, delay: Duration) -> IoResult {
+        demo.blockers
+            .upstream()?
+            .get_blocking(&STACK, Route::BadHttp, delay)
+    }
+
+    /// Frees the reactor: ureq waits on a `blocking` pool thread while this task waits.
+    async fn ok_http_blocking(&self, demo: &Demo, delay: Duration) -> IoResult {
+        let upstream = demo.blockers.upstream()?;
+        task::spawn_blocking(move || upstream.get_blocking(&STACK, Route::OkHttpBlocking, delay))
+            .await
+    }
+
+    /// Frees the reactor: hyper's client awaits the answer on async-std's sockets.
+    async fn ok_http_await(&self, demo: &Demo, delay: Duration) -> IoResult {
+        let connect =
+            |addr: SocketAddr| async move { TcpStream::connect(addr).await.map(FuturesIo::new) };
+        let upstream = demo.blockers.upstream()?;
+        upstream
+            .get_over(&STACK, Route::OkHttpAwait, delay, connect)
+            .await
+    }
+
+    /// Blocks the reactor: rusqlite executes the query on the executor thread.
+    async fn bad_db(&self, demo: &Demo, ms: Duration) -> IoResult {
+        demo.blockers
+            .database()?
+            .query_blocking(&STACK, Route::BadDb, ms)
+    }
+
+    /// Frees the reactor: rusqlite executes the query on a `blocking` pool thread while this
+    /// task waits.
+    async fn ok_db_blocking(&self, demo: &Demo, ms: Duration) -> IoResult {
+        let db = demo.blockers.database()?;
+        task::spawn_blocking(move || db.query_blocking(&STACK, Route::OkDbBlocking, ms)).await
+    }
+
+    /// Frees the reactor: sqlx's worker thread runs the query; this task awaits its answer.
+    async fn ok_db_await(&self, demo: &Demo, ms: Duration) -> IoResult {
+        let db = demo.blockers.database()?;
+        db.query_async(&STACK, Route::OkDbAwait, ms).await
+    }
+
+    /// Blocks the reactor: the executor thread reads (and copies) the whole file.
+    async fn bad_file(&self, demo: &Demo) -> IoResult {
+        demo.blockers.file()?.read_blocking(&STACK, Route::BadFile)
+    }
+
+    /// Frees the reactor: the read runs on a `blocking` pool thread while this task waits.
+    async fn ok_file_blocking(&self, demo: &Demo) -> IoResult {
+        let file = demo.blockers.file()?;
+        task::spawn_blocking(move || file.read_blocking(&STACK, Route::OkFileBlocking)).await
+    }
+
+    /// Frees the reactor: async_std::fs::read is std::fs::read on the `blocking` pool.
+    async fn ok_file_await(&self, demo: &Demo) -> IoResult {
+        let file = demo.blockers.file()?;
+        let read = async { async_std::fs::read(file.path()).await.map_err(os_reason) };
+        file.read_awaited(&STACK, Route::OkFileAwait, read).await
+    }
+}
+
+/// async-std's `fs::read` replaces its error's message with "could not read file `PATH`",
+/// keeping the OS's error only as its source: this puts the OS's reason back in the message, as
+/// the other file routes report it.
+fn os_reason(error: io::Error) -> io::Error {
+    match error.get_ref().and_then(|wrapper| wrapper.source()) {
+        Some(reason) => io::Error::new(error.kind(), reason.to_string()),
+        None => error,
     }
 }
 

@@ -10,6 +10,14 @@
 //! - CPU: `/bad-cpu` on the executor thread, `/ok-cpu-blocking` on the `blocking` pool
 //!   (`smol::unblock`), `/ok-cpu-yield` on the executor with `future::yield_now` every ~1 ms,
 //!   `/ok-cpu-pool` on the shared rayon pool of one thread per core (`cpu::on_pool`).
+//! - Hidden blockers: `/bad-http`, `/bad-db` and `/bad-file` call ureq, rusqlite and
+//!   `std::fs::read` on the executor thread; their `-blocking` twins make the same calls through
+//!   `smol::unblock`. `/ok-http-await` awaits hyper's HTTP/1 client over a `smol::net::TcpStream`
+//!   (in `smol_hyper::rt::FuturesIo`); `/ok-db-await` awaits sqlx's `SqlitePool`, whose worker
+//!   thread runs the query (with no tokio runtime, sqlx's timers and tasks are async-std's:
+//!   sqlx-core's `rt`, so async-std's global executor starts beside ours); `/ok-file-await`
+//!   awaits `smol::fs::read`, which is async-fs's `read`: `std::fs::read` in `unblock`, the
+//!   same `blocking` pool.
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
 //! - Events: with `--events`, `for_hyper::serve` records each connection as its accept loop
@@ -19,9 +27,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use demo_contract::for_hyper::{self, Handlers};
+use demo_contract::for_hyper::{self, Handlers, IoResult};
 use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu, for_async_io};
-use smol::net::TcpListener;
+use smol::net::{TcpListener, TcpStream};
 use smol::stream::StreamExt as _;
 use smol::{Executor, Timer, future};
 use smol_hyper::rt::{FuturesIo, SmolTimer};
@@ -32,6 +40,8 @@ static STACK: Stack = Stack {
     offload: "smol::unblock",
     timer: "smol::Timer::after",
     yield_now: "smol::future::yield_now",
+    http_client: "hyper::client::conn::http1 on smol::net::TcpStream",
+    file_api: "smol::fs::read (async-fs: std::fs::read on blocking::unblock)",
 };
 
 /// The executor every request future is polled on.
@@ -90,6 +100,67 @@ impl Handlers for HyperSmol {
     /// Frees the reactor: the work queues for the rayon pool, one thread per core.
     async fn ok_cpu_pool(&self, cpu: Duration) -> CpuWork {
         cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
+    }
+
+    /// Blocks the reactor: the executor thread waits inside ureq for the upstream's answer.
+    async fn bad_http(&self, demo: &Demo, delay: Duration) -> IoResult {
+        demo.blockers
+            .upstream()?
+            .get_blocking(&STACK, Route::BadHttp, delay)
+    }
+
+    /// Frees the reactor: ureq waits on a `blocking` pool thread while this task waits.
+    async fn ok_http_blocking(&self, demo: &Demo, delay: Duration) -> IoResult {
+        let upstream = demo.blockers.upstream()?;
+        smol::unblock(move || upstream.get_blocking(&STACK, Route::OkHttpBlocking, delay)).await
+    }
+
+    /// Frees the reactor: hyper's client awaits the answer on smol's sockets.
+    async fn ok_http_await(&self, demo: &Demo, delay: Duration) -> IoResult {
+        let connect =
+            |addr: SocketAddr| async move { TcpStream::connect(addr).await.map(FuturesIo::new) };
+        let upstream = demo.blockers.upstream()?;
+        upstream
+            .get_over(&STACK, Route::OkHttpAwait, delay, connect)
+            .await
+    }
+
+    /// Blocks the reactor: rusqlite executes the query on the executor thread.
+    async fn bad_db(&self, demo: &Demo, ms: Duration) -> IoResult {
+        demo.blockers
+            .database()?
+            .query_blocking(&STACK, Route::BadDb, ms)
+    }
+
+    /// Frees the reactor: rusqlite executes the query on a `blocking` pool thread while this
+    /// task waits.
+    async fn ok_db_blocking(&self, demo: &Demo, ms: Duration) -> IoResult {
+        let db = demo.blockers.database()?;
+        smol::unblock(move || db.query_blocking(&STACK, Route::OkDbBlocking, ms)).await
+    }
+
+    /// Frees the reactor: sqlx's worker thread runs the query; this task awaits its answer.
+    async fn ok_db_await(&self, demo: &Demo, ms: Duration) -> IoResult {
+        let db = demo.blockers.database()?;
+        db.query_async(&STACK, Route::OkDbAwait, ms).await
+    }
+
+    /// Blocks the reactor: the executor thread reads (and copies) the whole file.
+    async fn bad_file(&self, demo: &Demo) -> IoResult {
+        demo.blockers.file()?.read_blocking(&STACK, Route::BadFile)
+    }
+
+    /// Frees the reactor: the read runs on a `blocking` pool thread while this task waits.
+    async fn ok_file_blocking(&self, demo: &Demo) -> IoResult {
+        let file = demo.blockers.file()?;
+        smol::unblock(move || file.read_blocking(&STACK, Route::OkFileBlocking)).await
+    }
+
+    /// Frees the reactor: smol::fs::read is std::fs::read on the `blocking` pool.
+    async fn ok_file_await(&self, demo: &Demo) -> IoResult {
+        let file = demo.blockers.file()?;
+        file.read_awaited(&STACK, Route::OkFileAwait, smol::fs::read(file.path()))
+            .await
     }
 }
 

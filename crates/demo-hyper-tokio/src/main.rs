@@ -9,6 +9,13 @@
 //! - CPU: `/bad-cpu` on the reactor thread, `/ok-cpu-blocking` on the blocking pool,
 //!   `/ok-cpu-yield` on the reactor with `tokio::task::yield_now` every ~1 ms, `/ok-cpu-pool`
 //!   on the shared rayon pool of one thread per core (`cpu::on_pool`).
+//! - Hidden blockers: `/bad-http`, `/bad-db` and `/bad-file` call ureq, rusqlite and
+//!   `std::fs::read` on the reactor thread; their `-blocking` twins make the same calls through
+//!   `tokio::task::spawn_blocking`. `/ok-http-await` awaits hyper's HTTP/1 client over a
+//!   `tokio::net::TcpStream` (in `hyper_util::rt::TokioIo`); `/ok-db-await` awaits sqlx's
+//!   `SqlitePool`, whose worker thread runs the query (sqlx's timers are tokio's here);
+//!   `/ok-file-await` awaits `tokio::fs::read`, which is `std::fs::read` in `spawn_blocking`
+//!   (tokio's `src/fs/read.rs` and `asyncify` in `src/fs/mod.rs`): the same blocking pool.
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
 //! - Events: with `--events`, `for_hyper::serve` records each connection as its accept loop
@@ -17,11 +24,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use demo_contract::for_hyper::{self, Handlers, Task};
+use demo_contract::for_hyper::{self, Handlers, IoResult, Task};
 use demo_contract::for_tokio::{self, Shutdown};
 use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 static STACK: Stack = Stack {
     server: "demo-hyper-tokio",
@@ -29,6 +36,8 @@ static STACK: Stack = Stack {
     offload: "tokio::task::spawn_blocking",
     timer: "tokio::time::sleep",
     yield_now: "tokio::task::yield_now",
+    http_client: "hyper::client::conn::http1 on tokio::net::TcpStream",
+    file_api: "tokio::fs::read (std::fs::read on spawn_blocking)",
 };
 
 struct HyperTokio;
@@ -87,6 +96,75 @@ impl Handlers for HyperTokio {
     /// Frees the reactor: the work queues for the rayon pool, one thread per core.
     async fn ok_cpu_pool(&self, cpu: Duration) -> CpuWork {
         cpu::on_pool(move || STACK.burn_here(Route::OkCpuPool, cpu)).await
+    }
+
+    /// Blocks the reactor: the thread waits inside ureq for the upstream's answer.
+    async fn bad_http(&self, demo: &Demo, delay: Duration) -> IoResult {
+        demo.blockers
+            .upstream()?
+            .get_blocking(&STACK, Route::BadHttp, delay)
+    }
+
+    /// Frees the reactor: ureq waits on a blocking-pool thread while this task waits.
+    async fn ok_http_blocking(&self, demo: &Demo, delay: Duration) -> IoResult {
+        let upstream = demo.blockers.upstream()?;
+        tokio::task::spawn_blocking(move || {
+            upstream.get_blocking(&STACK, Route::OkHttpBlocking, delay)
+        })
+        .await
+        .expect("the call does not panic")
+    }
+
+    /// Frees the reactor: hyper's client awaits the answer on tokio's sockets.
+    async fn ok_http_await(&self, demo: &Demo, delay: Duration) -> IoResult {
+        let connect =
+            |addr: SocketAddr| async move { TcpStream::connect(addr).await.map(TokioIo::new) };
+        let upstream = demo.blockers.upstream()?;
+        upstream
+            .get_over(&STACK, Route::OkHttpAwait, delay, connect)
+            .await
+    }
+
+    /// Blocks the reactor: rusqlite executes the query on this thread.
+    async fn bad_db(&self, demo: &Demo, ms: Duration) -> IoResult {
+        demo.blockers
+            .database()?
+            .query_blocking(&STACK, Route::BadDb, ms)
+    }
+
+    /// Frees the reactor: rusqlite executes the query on a blocking-pool thread while this task
+    /// waits.
+    async fn ok_db_blocking(&self, demo: &Demo, ms: Duration) -> IoResult {
+        let db = demo.blockers.database()?;
+        tokio::task::spawn_blocking(move || db.query_blocking(&STACK, Route::OkDbBlocking, ms))
+            .await
+            .expect("the query does not panic")
+    }
+
+    /// Frees the reactor: sqlx's worker thread runs the query; this task awaits its answer.
+    async fn ok_db_await(&self, demo: &Demo, ms: Duration) -> IoResult {
+        let db = demo.blockers.database()?;
+        db.query_async(&STACK, Route::OkDbAwait, ms).await
+    }
+
+    /// Blocks the reactor: the thread reads (and copies) the whole file.
+    async fn bad_file(&self, demo: &Demo) -> IoResult {
+        demo.blockers.file()?.read_blocking(&STACK, Route::BadFile)
+    }
+
+    /// Frees the reactor: the read runs on a blocking-pool thread while this task waits.
+    async fn ok_file_blocking(&self, demo: &Demo) -> IoResult {
+        let file = demo.blockers.file()?;
+        tokio::task::spawn_blocking(move || file.read_blocking(&STACK, Route::OkFileBlocking))
+            .await
+            .expect("the read does not panic")
+    }
+
+    /// Frees the reactor: tokio::fs::read is std::fs::read on the blocking pool.
+    async fn ok_file_await(&self, demo: &Demo) -> IoResult {
+        let file = demo.blockers.file()?;
+        file.read_awaited(&STACK, Route::OkFileAwait, tokio::fs::read(file.path()))
+            .await
     }
 }
 
