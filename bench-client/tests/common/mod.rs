@@ -12,12 +12,43 @@ pub fn bench_client() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bench-client"))
 }
 
-/// A fresh, empty folder for one test's output.
-pub fn temp_dir(name: &str) -> PathBuf {
+/// A fresh, empty folder for one test's output, removed with what is in it when the value
+/// is dropped, at the end of the test (a failing test's too: a panic drops it as well).
+pub fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("bench-client-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
+}
+
+/// A folder that goes when this does; it derefs to its path.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = PathBuf;
+
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A demo server binary, beside the test binary; the README's `cargo test --workspace` has

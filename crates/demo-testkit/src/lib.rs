@@ -734,7 +734,7 @@ pub fn hidden_file_read_blocks_only_on_the_reactor(binary: &str) {
 
 /// The same on a server on io_uring, where `/ok-file-await` is not held to a free reactor:
 /// compio's `fs::read` submits io_uring reads, and for a file the page cache holds, the
-/// kernel copies it inline, on the thread that submits, which is the reactor (the lesson of
+/// kernel's copy was measured as the reactor thread's system time (`scripts/thread-cpu.py`,
 /// `docs/hidden-blockers.md`); ntex, which has no file API, offloads it.
 pub fn hidden_file_read_on_io_uring(binary: &str) {
     hidden_file_read(binary, Offloaded::AwaitMayHold);
