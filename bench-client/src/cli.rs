@@ -6,18 +6,18 @@ use clap::Parser;
 use clap::builder::RangedU64ValueParser;
 use demo_contract::MAX_SLEEP_MS;
 
-use crate::arrival::{self, ArrivalPlan, Point};
-use crate::bench::{self, HEAD_START, Plan};
-use crate::burst::Connect;
-use crate::detectors::{self, DetectorsPlan};
-use crate::fixtures::{DEFAULT_FILE_MB, FileCache};
-use crate::http::Endpoint;
-use crate::probe::ProbeChoice;
-use crate::race::{self, RacePlan};
-use crate::rest::RestPlan;
-use crate::sweep::{self, SweepPlan};
-use crate::target::{self, Folders, SERVERS, Target};
-use crate::work::WorkPath;
+use crate::experiments::comparison::{self, HEAD_START, Plan};
+use crate::experiments::detectors::{self, DetectorsPlan};
+use crate::experiments::race::arrival::{self, ArrivalPlan, Point};
+use crate::experiments::race::{self, RacePlan};
+use crate::experiments::rest::RestPlan;
+use crate::experiments::sweep::{self, SweepPlan};
+use crate::measure::burst::Connect;
+use crate::measure::fixtures::{DEFAULT_FILE_MB, FileCache};
+use crate::measure::http::Endpoint;
+use crate::measure::probe::ProbeChoice;
+use crate::measure::target::{self, Folders, SERVERS, Target};
+use crate::measure::work::WorkPath;
 
 /// Reproduces, on seven Rust async stacks at once, the FastAPI experiment in which one
 /// handler that blocks the reactor stalls every other request.
@@ -37,34 +37,34 @@ pub struct Cli {
     pub urls: Vec<(String, Endpoint)>,
 
     /// Work routes to run, comma-separated, in order
-    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = bench::defaults::ROUTES)]
+    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = comparison::defaults::ROUTES)]
     pub routes: Vec<WorkPath>,
 
     /// Concurrent requests per burst
-    #[arg(short = 'n', long, default_value_t = bench::defaults::CONCURRENCY, value_parser = concurrency())]
+    #[arg(short = 'n', long, default_value_t = comparison::defaults::CONCURRENCY, value_parser = concurrency())]
     pub concurrency: usize,
 
     /// Sleep of each work request, in milliseconds
-    #[arg(long, default_value_t = bench::defaults::SLEEP_MS, value_parser = sleep_ms())]
+    #[arg(long, default_value_t = comparison::defaults::SLEEP_MS, value_parser = sleep_ms())]
     pub sleep_ms: u64,
 
     /// Pause of the pinger between an answer and the next ping; the open loop's interval
-    #[arg(long, default_value_t = bench::defaults::PING_EVERY_MS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, default_value_t = comparison::defaults::PING_EVERY_MS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub ping_every_ms: u64,
 
     /// Reactor threads of each spawned server, comma-separated: `1,2,4` runs every server at
     /// each count (the thread matrix)
-    #[arg(long, value_delimiter = ',', default_values_t = [bench::defaults::THREADS], value_parser = threads())]
+    #[arg(long, value_delimiter = ',', default_values_t = [comparison::defaults::THREADS], value_parser = threads())]
     pub threads: Vec<usize>,
 
     /// The pingers beside each burst: the original's closed loop, an open loop that keeps its
     /// schedule and measures from it (correcting coordinated omission), or both
-    #[arg(long, value_enum, default_value_t = bench::defaults::PROBE)]
+    #[arg(long, value_enum, default_value_t = comparison::defaults::PROBE)]
     pub probe: ProbeChoice,
 
     /// How each burst request gets its connection: opened as it is sent (the original), or
     /// all N opened and accepted by the server first, then the N requests written at once
-    #[arg(long, value_enum, default_value_t = bench::defaults::CONNECT)]
+    #[arg(long, value_enum, default_value_t = comparison::defaults::CONNECT)]
     pub connect: Connect,
 
     /// Size of the file the file routes (/bad-file, /ok-file-*) read, in MiB; the bench
@@ -161,7 +161,18 @@ pub enum Command {
     /// (and README.md's block), each one's duration recorded in results/main-job.md, where
     /// each one's command to run it alone is listed too. Run from the repository's root
     /// (scripts/run.sh does, after building)
-    All,
+    All(AllArgs),
+}
+
+/// `bench-client all`.
+#[derive(Debug, clap::Args)]
+pub struct AllArgs {
+    /// Runs only the experiments whose results were measured by other code than this
+    /// binary's (their recorded code stamp differs from the one it was built with), and says
+    /// which and why; leaves results/main-job.md and README.md's sentence on the job as they
+    /// are, since they tell of a whole run
+    #[arg(long)]
+    pub stale: bool,
 }
 
 /// `bench-client race`.
@@ -220,7 +231,7 @@ impl RaceArgs {
             threads: self.threads,
             sleep_ms: self.sleep_ms,
             concurrency: self.concurrency,
-            ping_every_ms: bench::defaults::PING_EVERY_MS,
+            ping_every_ms: comparison::defaults::PING_EVERY_MS,
             connects: self.connect.clone(),
             arrival: ArrivalPlan {
                 trials: self.arrival_trials,

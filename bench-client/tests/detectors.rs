@@ -6,8 +6,8 @@
 
 mod common;
 
-use bench_client::detectors::{self, DetectorsPlan, Verdict};
-use bench_client::target::{self, Target};
+use bench_client::experiments::detectors::{self, DetectorsPlan, Verdict};
+use bench_client::measure::target::{self, Target};
 
 const PLAN: DetectorsPlan = DetectorsPlan {
     concurrency: 2,

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_client::target::{self, SERVERS, ServerProcess, TargetError};
+use bench_client::measure::target::{self, SERVERS, ServerProcess, TargetError};
 use common::{bench_client, read_report, real_server, temp_dir};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;

@@ -4,9 +4,9 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
-use bench_client::bench::defaults::PING_EVERY_MS;
-use bench_client::http::Endpoint;
-use bench_client::probe::{closed, open};
+use bench_client::experiments::comparison::defaults::PING_EVERY_MS;
+use bench_client::measure::http::Endpoint;
+use bench_client::measure::probe::{closed, open};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::service::service_fn;

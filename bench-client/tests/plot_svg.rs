@@ -4,9 +4,9 @@
 //! Set `PLOT_SAMPLE_DIR=/some/dir` to also write the realistic figures there, to look at
 //! them (e.g. `rsvg-convert wall_ok_blocking.svg -o wall.png`).
 
+use bench_client::measure::timeline::{Span, Timeline};
 use bench_client::plot::timeline::{TimelineGrid, TimelineRow, timeline};
 use bench_client::plot::{LatencySamples, Series, latency_cdf, wall_vs_concurrency};
-use bench_client::timeline::{Span, Timeline};
 
 const STACKS: [&str; 5] = [
     "demo-axum",

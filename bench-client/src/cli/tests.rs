@@ -1,7 +1,7 @@
 //! The command line's tests: what each flag parses to, and what it refuses.
 
 use super::*;
-use crate::target::SERVERS;
+use crate::measure::target::SERVERS;
 use demo_contract::Route;
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {

@@ -6,7 +6,7 @@
 //! axis from 0 to N: near 1 the ping got in between every sleep, near N it waited behind the
 //! whole burst. The rows follow the report's tallies (each connect mode in turn, every stack
 //! at each), the colour tells the connect mode apart, and the dashed guides are the race's
-//! verdict lines ([`Outcome::of`](crate::race::Outcome::of)): 1.5 sleeps and 0.8 × (N − 1).
+//! verdict lines ([`Outcome::of`](crate::experiments::race::Outcome::of)): 1.5 sleeps and 0.8 × (N − 1).
 //!
 //! A trial that failed has no verdict and no dot (RACE.md counts them). The dots are
 //! semi-transparent and jittered up or down by an amount fixed by the trial's index, so that
@@ -23,8 +23,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::PlotError;
 use super::figure::{FONT, REFERENCE_COLOUR, colour, draw_no_data_note};
-use crate::burst::Connect;
-use crate::race::{INTERLEAVED_BELOW, Outcome, RaceReport, Tally, WAITED_FOR_ALL_SHARE};
+use crate::experiments::race::{
+    INTERLEAVED_BELOW, Outcome, RaceReport, Tally, WAITED_FOR_ALL_SHARE,
+};
+use crate::measure::burst::Connect;
 
 /// About what a repository page shows, as the timeline's figure.
 const WIDTH: u32 = 900;
@@ -314,8 +316,8 @@ fn text_style(size: u32, colour: RGBColor, pos: Pos) -> TextStyle<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment::Environment;
-    use crate::race::{RacePlan, Trial, tally};
+    use crate::experiments::race::{RacePlan, Trial, tally};
+    use crate::measure::environment::Environment;
 
     fn trial(target: &str, connect: Connect, index: usize, sleeps: f64) -> Trial {
         let plan = RacePlan::default();

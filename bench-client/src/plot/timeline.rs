@@ -24,7 +24,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::PlotError;
 use super::figure::{FONT, PALETTE, REFERENCE_COLOUR};
-use crate::timeline::{Span, Timeline};
+use crate::measure::timeline::{Span, Timeline};
 
 /// A ping answered within this many ms was answered promptly.
 pub const PROMPT_MS: f64 = 10.0;

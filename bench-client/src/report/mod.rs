@@ -1,6 +1,6 @@
 //! Reports: what a run measured, as records (the JSON schema), and every output made from
 //! them, one module per output. (At rest's record, [`RestReport`], is its experiment's own,
-//! in [`crate::rest`], which assembles it: here are only the files written from it.)
+//! in [`crate::experiments::rest`], which assembles it: here are only the files written from it.)
 //!
 //! - [`terminal`]: the original bench's block per case, as each case ends;
 //! - [`results_md`]: `RESULTS.md`, the comparison's tables;
@@ -30,11 +30,11 @@ pub mod text;
 
 use std::path::Path;
 
-pub use crate::bench::{Report, Timing};
-pub use crate::detectors::DetectorsReport;
-pub use crate::race::RaceReport;
-pub use crate::rest::RestReport;
-pub use crate::sweep::SweepReport;
+pub use crate::experiments::comparison::{Report, Timing};
+pub use crate::experiments::detectors::DetectorsReport;
+pub use crate::experiments::race::RaceReport;
+pub use crate::experiments::rest::RestReport;
+pub use crate::experiments::sweep::SweepReport;
 pub use files::write_atomically;
 
 impl RaceReport {

@@ -4,11 +4,11 @@
 
 use super::text::{reactor_threads, verdict};
 use super::{Report, SweepReport};
-use crate::bench::Case;
+use crate::experiments::comparison::Case;
+use crate::measure::stats::{OpenLoopStats, Verdict};
+use crate::measure::work::WorkPath;
 use crate::plot::timeline::{TimelineGrid, TimelineRow};
 use crate::plot::{self, LatencySamples, PlotError, Series};
-use crate::stats::{OpenLoopStats, Verdict};
-use crate::work::WorkPath;
 
 /// The file name of a route's latency CDF, e.g. `ping-cdf-bad.svg`.
 pub fn cdf_name(route: &str) -> String {
@@ -222,10 +222,10 @@ pub fn sweep_plots(sweep: &SweepReport) -> Result<Vec<(String, String)>, PlotErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment::Environment;
-    use crate::session::Confounders;
-    use crate::stats::RequestTimes;
-    use crate::sweep::{Point, SweepPlan};
+    use crate::experiments::sweep::{Point, SweepPlan};
+    use crate::measure::environment::Environment;
+    use crate::measure::session::Confounders;
+    use crate::measure::stats::RequestTimes;
 
     #[test]
     fn series_follow_the_points_that_ran() {
@@ -242,7 +242,7 @@ mod tests {
             confounders: Confounders::default(),
         };
         let sweep = SweepReport {
-            environment: Environment::capture(),
+            environment: Environment::capture(crate::stamps::SWEEP),
             plan: SweepPlan::default(),
             command: "bench-client sweep".into(),
             points: vec![

@@ -7,9 +7,9 @@ use std::path::Path;
 use super::Report;
 use super::text::{latency_range, range};
 use super::write_atomically;
-use crate::bench::{Case, Plan};
-use crate::stats::Verdict;
-use crate::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
+use crate::experiments::comparison::{Case, Plan};
+use crate::measure::stats::Verdict;
+use crate::measure::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 
 /// Why a report was left out of the README: only a complete run of the full default
 /// comparison stands for it.

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bench_client::measure::target;
 use bench_client::report::Report;
-use bench_client::target;
 
 /// The bench-client binary under test.
 pub fn bench_client() -> Command {

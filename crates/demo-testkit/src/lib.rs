@@ -19,11 +19,11 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use bench_client::burst::{self, Burst, Connect};
-use bench_client::fixtures::Fixtures;
-use bench_client::http::{Connection, Endpoint, Reply, get_once};
-use bench_client::stalls::{self, StallsSeen};
-use bench_client::target::{REFERENCE_READY_WITHIN, ServerProcess};
+use bench_client::measure::burst::{self, Burst, Connect};
+use bench_client::measure::fixtures::Fixtures;
+use bench_client::measure::http::{Connection, Endpoint, Reply, get_once};
+use bench_client::measure::stalls::{self, StallsSeen};
+use bench_client::measure::target::{REFERENCE_READY_WITHIN, ServerProcess};
 use demo_contract::variant::EVENT_INTERVAL_VARIANTS;
 use demo_contract::{
     CpuWork, Event, EventsBody, IO_URING_REFUSED, IoWork, Pong, Route, What, Work,
@@ -616,7 +616,7 @@ fn hidden_blocker_shapes(
     };
     let [bad_path, blocking_path, await_path] = routes.map(Route::path);
     let calls: Vec<f64> = bad.work.iter().map(|body| body.call_ms).collect();
-    let median = bench_client::stats::spread(calls).map_or(0.0, |[_, median, _]| median);
+    let median = bench_client::measure::stats::spread(calls).map_or(0.0, |[_, median, _]| median);
     let unit = Duration::from_secs_f64(median / 1e3);
     assert!(
         bad.wall >= unit.mul_f64(0.8 * CPU_N as f64),

@@ -25,7 +25,7 @@
 
 use std::path::PathBuf;
 
-use bench_client::target::{self, REFERENCES};
+use bench_client::measure::target::{self, REFERENCES};
 
 /// Whether the reference app cannot be run here at all (no python3), as `scripts/test.sh`
 /// found and said.
@@ -98,11 +98,11 @@ reference_checks!(
 /// each route by what the app did.
 #[test]
 fn an_external_fastapi_app_is_measured_at_the_paths_given() {
-    use bench_client::bench::{self, Plan};
-    use bench_client::probe::ProbeChoice;
-    use bench_client::stats::Verdict;
-    use bench_client::target::{ServerProcess, Target};
-    use bench_client::work::WorkPath;
+    use bench_client::experiments::comparison::{self, Plan};
+    use bench_client::measure::probe::ProbeChoice;
+    use bench_client::measure::stats::Verdict;
+    use bench_client::measure::target::{ServerProcess, Target};
+    use bench_client::measure::work::WorkPath;
 
     if skipped("an_external_fastapi_app_is_measured_at_the_paths_given") {
         return;
@@ -130,7 +130,7 @@ fn an_external_fastapi_app_is_measured_at_the_paths_given() {
             probe: ProbeChoice::Closed,
             ..Plan::default()
         };
-        let outcome = bench::run_plan(&targets, &plan, &mut |_| {}).await;
+        let outcome = comparison::run_plan(&targets, &plan, &mut |_| {}).await;
         assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
         let seen: Vec<(&str, usize, Verdict)> = outcome
             .measured
