@@ -15,6 +15,7 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
 use crate::measure::session::{Event, Failure, PAUSE, Step};
 use crate::measure::target::Target;
+use crate::measure::units::whole_millis;
 
 /// One experiment of a run, as planned: its name, its steps and what they should take.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,11 +244,6 @@ pub fn clock(duration: Duration) -> String {
         let _ = write!(text, "{minutes}:{seconds:02}");
     }
     text
-}
-
-/// The bar counts whole milliseconds.
-fn whole_millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

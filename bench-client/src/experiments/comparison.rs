@@ -330,7 +330,7 @@ pub async fn compare(
         cases: measured,
         failures,
     };
-    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    report.write(out).map_err(super::cannot_write(out))?;
     Ok(report)
 }
 

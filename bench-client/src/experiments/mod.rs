@@ -19,3 +19,9 @@ pub mod race;
 pub mod rest;
 pub mod scripts;
 pub mod sweep;
+
+/// Why an experiment's results could not be written into `out`: one wording for every
+/// experiment's writer.
+fn cannot_write(out: &std::path::Path) -> impl FnOnce(std::io::Error) -> String + '_ {
+    move |error| format!("cannot write {}: {error}", out.display())
+}

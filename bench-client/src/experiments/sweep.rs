@@ -220,7 +220,7 @@ pub async fn sweep(
         points: measured,
         failures,
     };
-    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    report.write(out).map_err(super::cannot_write(out))?;
     Ok(report)
 }
 

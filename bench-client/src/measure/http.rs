@@ -33,7 +33,26 @@ pub enum HttpError {
     Read(#[source] std::io::Error),
     /// The burst's own client read bytes that are not a whole HTTP/1.1 answer.
     #[error(transparent)]
-    Response(#[from] crate::measure::wire::ResponseError),
+    Response(#[from] ResponseError),
+}
+
+/// Why the bytes a server sent the burst's own client ([`crate::measure::wire`]) are not an
+/// answer. Defined here, beside [`HttpError`] that carries it, so that the wire depends on
+/// this module and not the other way round.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResponseError {
+    #[error("malformed response head: {0}")]
+    Head(httparse::Error),
+    #[error("response head larger than {0} bytes")]
+    HeadTooLarge(usize),
+    #[error("bad Content-Length {0:?}")]
+    ContentLength(String),
+    #[error("unsupported Transfer-Encoding {0:?}: only chunked is decoded")]
+    TransferEncoding(String),
+    #[error("malformed chunked body: {0}")]
+    Chunk(&'static str),
+    #[error("connection closed after {0} bytes, before the response was complete")]
+    Truncated(usize),
 }
 
 impl HttpError {

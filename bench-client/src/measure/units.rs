@@ -8,3 +8,8 @@ use std::time::Duration;
 pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
+
+/// A duration in whole milliseconds, as the progress view's bar counts them.
+pub fn whole_millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

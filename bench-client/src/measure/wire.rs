@@ -18,7 +18,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use crate::measure::http::{Endpoint, HttpError, Reply};
+use crate::measure::http::{Endpoint, HttpError, Reply, ResponseError};
 
 /// The most headers an answer may have (the demo servers send three or four).
 const MAX_HEADERS: usize = 32;
@@ -29,23 +29,6 @@ pub const MAX_HEAD: usize = 64 * 1024;
 /// The buffer each answer is read into at first: a demo server's whole answer (some 250
 /// bytes) fits in it, and 10,000 of them at once take 5 MB.
 const READ_BUFFER: usize = 512;
-
-/// Why the bytes a server sent are not an answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ResponseError {
-    #[error("malformed response head: {0}")]
-    Head(httparse::Error),
-    #[error("response head larger than {MAX_HEAD} bytes")]
-    HeadTooLarge,
-    #[error("bad Content-Length {0:?}")]
-    ContentLength(String),
-    #[error("unsupported Transfer-Encoding {0:?}: only chunked is decoded")]
-    TransferEncoding(String),
-    #[error("malformed chunked body: {0}")]
-    Chunk(&'static str),
-    #[error("connection closed after {0} bytes, before the response was complete")]
-    Truncated(usize),
-}
 
 /// `GET path` as the bytes to write, encoded once and shared by every request of a burst.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +126,7 @@ pub fn parse(bytes: &[u8], closed: bool) -> Result<Option<Reply>, ResponseError>
         httparse::Status::Complete(len) => len,
         httparse::Status::Partial if closed => return Err(ResponseError::Truncated(bytes.len())),
         httparse::Status::Partial if bytes.len() > MAX_HEAD => {
-            return Err(ResponseError::HeadTooLarge);
+            return Err(ResponseError::HeadTooLarge(MAX_HEAD));
         }
         httparse::Status::Partial => return Ok(None),
     };
@@ -393,7 +376,7 @@ mod tests {
         let endless = [b"HTTP/1.1 200 OK\r\nx: ".as_slice(), &[b'a'; MAX_HEAD]].concat();
         assert_eq!(
             parse(&endless, false).unwrap_err(),
-            ResponseError::HeadTooLarge
+            ResponseError::HeadTooLarge(MAX_HEAD)
         );
     }
 

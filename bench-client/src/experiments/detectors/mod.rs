@@ -260,6 +260,6 @@ pub async fn detectors(
         observations,
         failures,
     };
-    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    report.write(out).map_err(super::cannot_write(out))?;
     Ok(report)
 }

@@ -387,7 +387,7 @@ pub async fn race(
         plan,
         failures,
     };
-    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    report.write(out).map_err(super::cannot_write(out))?;
     Ok(report)
 }
 

@@ -131,7 +131,7 @@ pub async fn at_rest(
     let environment = Environment::capture(crate::stamps::REST);
     let outcome = run(targets, &plan, on).await;
     let report = report(plan, outcome, environment, command);
-    (report.write(out)).map_err(|error| format!("cannot write {}: {error}", out.display()))?;
+    report.write(out).map_err(super::cannot_write(out))?;
     Ok(report)
 }
 
