@@ -132,31 +132,56 @@ fn changed_since(root: &Path, commit: &str, name: &str) -> Vec<String> {
     }
 }
 
-/// Which experiments are stale and why, each with the command that reruns it alone.
-pub fn explain(stale: &[Stale]) -> String {
+/// How many changed files [`explain`] names for one experiment.
+const SHOWN: usize = 12;
+
+/// Which experiments are stale and why, each with the command that reruns it alone; paths
+/// from `root`.
+pub fn explain(root: &Path, stale: &[Stale]) -> String {
     if stale.is_empty() {
         return "every experiment's results were measured by the code as it is: none is stale"
             .to_owned();
     }
+    let shown = |path: &Path| {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
     let mut out = format!("{} stale experiment(s):\n", stale.len());
     for one in stale {
+        let experiment = one.experiment;
         let _ = writeln!(
             out,
             "- {}: `{}`",
-            one.experiment.name,
-            one.experiment.command_line()
+            experiment.name,
+            experiment.command_line()
         );
-        for (file, recorded) in &one.recorded {
-            let recorded = recorded.as_deref().unwrap_or("no stamp or no file");
-            let _ = writeln!(
+        let mut recorded: Vec<&Option<String>> = one.recorded.iter().map(|(_, s)| s).collect();
+        recorded.dedup();
+        let files: Vec<String> = one.recorded.iter().map(|(file, _)| shown(file)).collect();
+        let recorded: Vec<&str> = (recorded.iter())
+            .map(|stamp| stamp.as_deref().unwrap_or("no stamp"))
+            .collect();
+        let (recorded, now) = (recorded.join(" and "), one.now);
+        let _ = writeln!(
+            out,
+            "  recorded {recorded}, now {now} ({})",
+            files.join(", ")
+        );
+        let (first, more) = one.changed.split_at(one.changed.len().min(SHOWN));
+        if !first.is_empty() {
+            let _ = write!(
                 out,
-                "  {}: recorded {recorded}, now {}",
-                file.display(),
-                one.now
+                "  changed since the commit they record: {}",
+                first.join(", ")
             );
-        }
-        if !one.changed.is_empty() {
-            let _ = writeln!(out, "  changed since: {}", one.changed.join(", "));
+            match more.len() {
+                0 => out.push('\n'),
+                more => {
+                    let _ = writeln!(out, " and {more} more");
+                }
+            }
         }
     }
     out

@@ -29,13 +29,14 @@ fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_experiment_was_measured_by_the_code_as_it_is() {
-    let stale = stale::stale_experiments(&repository());
+    let root = repository();
+    let stale = stale::stale_experiments(&root);
     let names: Vec<&str> = stale.iter().map(|one| one.experiment.name).collect();
     assert!(
         stale.is_empty(),
         "results measured by other code than this, {names:?}; rerun them with \
          `scripts/run.sh all --stale`, or each with its command:\n{}",
-        stale::explain(&stale)
+        stale::explain(&root, &stale)
     );
 }
 

@@ -227,7 +227,7 @@ pub async fn run() -> Vec<Done> {
 /// working folder), after saying which and why. Writes no record: it tells of a whole run.
 pub async fn run_stale(root: &Path) -> Vec<Done> {
     let stale = crate::stale::stale_experiments(root);
-    eprintln!("{}", crate::stale::explain(&stale));
+    eprintln!("{}", crate::stale::explain(root, &stale));
     let experiments: Vec<&'static Experiment> = stale.iter().map(|s| s.experiment).collect();
     if experiments.is_empty() {
         return Vec::new();
