@@ -38,7 +38,7 @@ const EXPERIMENTS_DIR: &str = "bench-client/src/experiments";
 pub const EXPERIMENTS: &[Stamped] = &[
     Stamped {
         name: COMPARISON,
-        own: &["bench-client/src/experiments/comparison.rs"],
+        own: &["bench-client/src/experiments/comparison"],
         drives_servers: true,
     },
     Stamped {
@@ -50,7 +50,7 @@ pub const EXPERIMENTS: &[Stamped] = &[
         name: RACE,
         own: &[
             "bench-client/src/experiments/race",
-            "bench-client/src/experiments/comparison.rs",
+            "bench-client/src/experiments/comparison",
         ],
         drives_servers: true,
     },
@@ -58,7 +58,7 @@ pub const EXPERIMENTS: &[Stamped] = &[
         name: DETECTORS,
         own: &[
             "bench-client/src/experiments/detectors",
-            "bench-client/src/experiments/comparison.rs",
+            "bench-client/src/experiments/comparison",
         ],
         drives_servers: true,
     },

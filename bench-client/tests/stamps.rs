@@ -128,7 +128,8 @@ fn a_change_to_one_experiments_module_makes_it_alone_stale() {
 #[test]
 fn a_change_to_the_comparison_makes_those_built_on_it_stale() {
     let tree = Tree::copy("comparison");
-    let changed = tree.changed_by(|tree| tree.touch("bench-client/src/experiments/comparison.rs"));
+    let changed =
+        tree.changed_by(|tree| tree.touch("bench-client/src/experiments/comparison/mod.rs"));
     assert_eq!(
         changed,
         [stamps::COMPARISON, stamps::DETECTORS, stamps::RACE]

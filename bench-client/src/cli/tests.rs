@@ -1,6 +1,7 @@
 //! The command line's tests: what each flag parses to, and what it refuses.
 
 use super::*;
+use crate::experiments::sweep::SweepPlan;
 use crate::measure::target::SERVERS;
 use demo_contract::Route;
 
