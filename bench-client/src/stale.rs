@@ -7,9 +7,23 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::job::{Experiment, MAIN_JOB, RECORD, Run};
+use crate::job::{self, Done, Experiment, MAIN_JOB, RECORD, Run};
 use crate::measure::environment::current_stamp;
 use crate::stamps;
+
+/// Runs only the experiments whose results are stale in the repository at `root` (the
+/// working folder), after saying which and why. Writes no record: it tells of a whole run.
+pub async fn run(root: &Path) -> Vec<Done> {
+    let stale = stale_experiments(root);
+    eprintln!("{}", explain(root, &stale));
+    let experiments: Vec<&'static Experiment> = stale.iter().map(|s| s.experiment).collect();
+    if experiments.is_empty() {
+        return Vec::new();
+    }
+    let done = job::run_each(&experiments).await;
+    eprintln!("left {RECORD} as it was: it records a whole run of the job");
+    done
+}
 
 /// A stale experiment of the main job, and why.
 #[derive(Debug, Clone)]

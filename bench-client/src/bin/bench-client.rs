@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use bench_client::cli::{Cli, Command};
 use bench_client::command::{self, Ran};
-use bench_client::job;
 use bench_client::progress::Progress;
+use bench_client::{job, stale};
 use clap::Parser as _;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         match &cli.command {
             Some(Command::All(args)) => {
                 let done = match args.stale {
-                    true => job::run_stale(Path::new(".")).await,
+                    true => stale::run(Path::new(".")).await,
                     false => job::run().await,
                 };
                 Ok(done.iter().filter(|done| !done.complete()).count())

@@ -1,7 +1,7 @@
 //! The main job: every experiment whose results are committed ([`MAIN_JOB`], in
 //! `list.rs`), one after another, under one progress view, each experiment's duration
-//! recorded in [`RECORD`]; or, with `--stale`, only those whose code changed since their
-//! results were written ([`crate::stale`]).
+//! recorded in [`RECORD`]. `--stale` runs only those whose code changed since their
+//! results were written ([`crate::stale::run`]).
 //!
 //! Each experiment is written as the command line that runs it alone
 //! (`scripts/run.sh ARGS`, or `bench-client ARGS` with the binaries built), parsed by the
@@ -185,7 +185,7 @@ impl Parsed {
 }
 
 /// Runs `experiments` of the main job, each whatever the others did. Returns what each did.
-async fn run_each(experiments: &[&'static Experiment]) -> Vec<Done> {
+pub async fn run_each(experiments: &[&'static Experiment]) -> Vec<Done> {
     let parsed: Vec<Parsed> = experiments.iter().map(|e| Parsed::new(e)).collect();
     let mut progress = Progress::new(parsed.iter().map(Parsed::stage).collect());
     let mut done = Vec::new();
@@ -220,20 +220,6 @@ pub async fn run() -> Vec<Done> {
         eprintln!("bench-client: cannot refresh {README}: {error}");
     }
     eprintln!("wrote {RECORD}");
-    done
-}
-
-/// Runs only the experiments whose results are stale in the repository at `root` (the
-/// working folder), after saying which and why. Writes no record: it tells of a whole run.
-pub async fn run_stale(root: &Path) -> Vec<Done> {
-    let stale = crate::stale::stale_experiments(root);
-    eprintln!("{}", crate::stale::explain(root, &stale));
-    let experiments: Vec<&'static Experiment> = stale.iter().map(|s| s.experiment).collect();
-    if experiments.is_empty() {
-        return Vec::new();
-    }
-    let done = run_each(&experiments).await;
-    eprintln!("left {RECORD} as it was: it records a whole run of the job");
     done
 }
 
