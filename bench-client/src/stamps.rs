@@ -74,7 +74,11 @@ pub const EXPERIMENTS: &[Stamped] = &[
     },
     Stamped {
         name: POLL_COST,
-        own: &["scripts/poll-cost.sh", "crates/offload-cost"],
+        own: &[
+            "scripts/poll-cost.sh",
+            "crates/reactor-watch",
+            "crates/offload-cost",
+        ],
         drives_servers: false,
     },
 ];

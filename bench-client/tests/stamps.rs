@@ -157,6 +157,14 @@ fn a_crate_added_is_stamped_and_the_test_only_ones_are_not() {
     let tree = Tree::copy("crates");
     let added = tree.changed_by(|tree| tree.touch("crates/demo-new/src/main.rs"));
     assert_eq!(added, drivers());
+    let mut detector = drivers();
+    detector.push(stamps::POLL_COST);
+    detector.sort();
+    let bench = tree.changed_by(|tree| tree.touch("crates/reactor-watch/benches/per_poll.rs"));
+    assert_eq!(
+        bench, detector,
+        "the stall detector: the servers' and the poll cost's"
+    );
     let test_only = tree.changed_by(|tree| tree.touch("crates/demo-testkit/src/lib.rs"));
     assert_eq!(test_only, Vec::<&str>::new());
     let everyone = tree.changed_by(|tree| tree.touch("Cargo.lock"));
