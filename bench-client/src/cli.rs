@@ -289,7 +289,7 @@ impl DetectorsArgs {
 /// `bench-client redraw`.
 #[derive(Debug, clap::Args)]
 pub struct RedrawArgs {
-    /// Folders holding a results.json, e.g. results results/threads
+    /// Folders holding a results.json or a race.json, e.g. results results/race
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 

@@ -10,7 +10,7 @@ use crate::cli::{Cli, Command, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs};
 use crate::detectors::{self, DetectorRun};
 use crate::progress::{Progress, Stage};
 use crate::race::FlipRun;
-use crate::report::{self, Report};
+use crate::report::{self, RaceReport, Report};
 use crate::session::Event;
 use crate::target::{self, SERVERS, Target, all_servers};
 use crate::{bench, race, rest, sweep};
@@ -199,11 +199,19 @@ fn ran(out: &Path, what: &str, failures: usize) -> Ran {
     }
 }
 
-/// `redraw`: rewrites each folder's RESULTS.md and plots from its results.json, which it
-/// leaves as it is, and the README's block from the first folder's, if asked to.
+/// `redraw`: rewrites each folder's RESULTS.md (or RACE.md) and plots from its results.json
+/// (or race.json), which it leaves as it is, and the README's block from the first folder's,
+/// if asked to.
 pub fn redraw(args: &RedrawArgs) -> Result<(), String> {
     for (index, dir) in args.dirs.iter().enumerate() {
         let cannot = |error: String| format!("cannot redraw {}: {error}", dir.display());
+        if let Ok(json) = std::fs::read_to_string(dir.join("race.json")) {
+            let race: RaceReport =
+                serde_json::from_str(&json).map_err(|e| cannot(e.to_string()))?;
+            race.write_views(dir).map_err(|e| cannot(e.to_string()))?;
+            eprintln!("redrew {}", dir.display());
+            continue;
+        }
         let json = std::fs::read_to_string(dir.join("results.json"))
             .map_err(|error| cannot(error.to_string()))?;
         let report: Report =

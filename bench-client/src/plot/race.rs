@@ -127,7 +127,8 @@ pub fn race(report: &RaceReport) -> Result<String, PlotError> {
         + BOTTOM_MARGIN;
     let plan = &report.plan;
     let title = format!(
-        "The health check's slowest wait, per trial: {} concurrent /bad sleeping {} ms",
+        "Closed-loop ping (the original's pinger): its slowest wait per trial, \
+         {} concurrent /bad × {} ms",
         plan.concurrency, plan.sleep_ms
     );
     let mut svg = String::new();
@@ -237,8 +238,9 @@ where
     Ok(())
 }
 
-/// The verdict lines, dashed, with the outcome each side names: "got in between every sleep"
-/// left of 1.5 sleeps, "waited for all" right of 0.8 × (N − 1).
+/// The verdict lines, dashed, with the outcome each zone names: "got in between every sleep"
+/// left of 1.5 sleeps, "got in somewhere" between the lines, "waited for all" right of
+/// 0.8 × (N − 1).
 fn draw_guides<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &mut Strips<'_, DB>,
@@ -265,6 +267,9 @@ where
     let fits = APPROX_SMALL_CHAR_W * between.chars().count() as i32 + 8;
     let between_end = (left - 6).max(fits);
     root.draw(&Text::new(between, (between_end, y), label(HPos::Right)))?;
+    let middle = (left + right) / 2;
+    let somewhere = "got in somewhere";
+    root.draw(&Text::new(somewhere, (middle, y), label(HPos::Center)))?;
     root.draw(&Text::new(
         "waited for all",
         (right + 6, y),
@@ -387,6 +392,8 @@ mod tests {
         assert!(svg.contains(connect_label(Connect::During)));
         assert!(svg.contains(connect_label(Connect::Before)));
         assert!(svg.contains("got in between every sleep"));
+        assert!(svg.contains("got in somewhere"));
+        assert!(svg.contains("closed-loop ping"));
         assert!(svg.contains("waited for all"));
         assert!(!svg.contains("no data to plot"));
     }

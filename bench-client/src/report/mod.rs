@@ -38,11 +38,16 @@ pub use crate::sweep::SweepReport;
 pub use files::write_atomically;
 
 impl RaceReport {
-    /// Writes `RACE.md`, `race.json` and the plot of the trials into `dir`.
+    /// Writes `race.json`, `RACE.md` and the plot of the trials into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("race.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `RACE.md` and the plot, drawn from `race.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let plot = crate::plot::race::race(self).map_err(std::io::Error::other)?;
         let outputs = [
-            ("race.json".to_owned(), files::json(self)),
             ("RACE.md".to_owned(), race_md::race_markdown(self)),
             (plots::RACE.to_owned(), plot),
         ];
@@ -104,10 +109,7 @@ impl Report {
     /// leaving `results.json` as it is.
     pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let mut outputs = plots::latency_cdfs(self).map_err(std::io::Error::other)?;
-        if let Some(timeline) = plots::timeline(self) {
-            let svg = timeline.map_err(std::io::Error::other)?;
-            outputs.push((plots::TIMELINE.to_owned(), svg));
-        }
+        outputs.extend(plots::timelines(self).map_err(std::io::Error::other)?);
         outputs.push(("RESULTS.md".to_owned(), self.to_markdown()));
         files::write_all(dir, &outputs)
     }
