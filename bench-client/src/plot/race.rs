@@ -181,7 +181,10 @@ where
         .build_cartesian_2d(sleeps.clone(), bottom..top)?;
     chart
         .configure_mesh()
-        .x_desc("closed-loop ping's slowest wait (sleeps)")
+        .x_desc(format!(
+            "the closed-loop ping's slowest wait, in sleeps of {} ms",
+            report.plan.sleep_ms
+        ))
         // Whole sleeps, at most a dozen labels: plotters steps them by 1, 2 or 5 × 10^k.
         .x_labels(12)
         .x_label_formatter(&|sleeps| format!("{sleeps}"))
@@ -216,7 +219,8 @@ fn row_label(tally: &Tally) -> String {
     }
 }
 
-/// Each row a faint line through its centre, with its stack's name left of the plot.
+/// Each row a faint line through its centre, with its stack's name left of the plot in its
+/// connect mode's colour; a darker line between the connect modes' blocks of rows.
 fn draw_rows<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &mut Strips<'_, DB>,
@@ -227,13 +231,20 @@ where
 {
     let rows = report.tallies.len();
     let x_range = chart.x_range();
-    let name = text_style(LABEL_SIZE, BLACK, Pos::new(HPos::Right, VPos::Center));
+    let right = Pos::new(HPos::Right, VPos::Center);
     for (row, tally) in report.tallies.iter().enumerate() {
         let height = row_height(row, rows);
         let ends = [(x_range.start, height), (x_range.end, height)];
         chart.draw_series([PathElement::new(ends, BLACK.mix(0.12).stroke_width(1))])?;
         let (x, y) = chart.backend_coord(&(x_range.start, height));
-        root.draw(&Text::new(row_label(tally), (x - 10, y), name.clone()))?;
+        let name = text_style(LABEL_SIZE, connect_colour(tally.connect), right);
+        root.draw(&Text::new(row_label(tally), (x - 10, y), name))?;
+        let new_block = row > 0 && report.tallies[row - 1].connect != tally.connect;
+        if new_block {
+            let between = height + 0.5;
+            let ends = [(x_range.start, between), (x_range.end, between)];
+            chart.draw_series([PathElement::new(ends, BLACK.mix(0.5).stroke_width(1))])?;
+        }
     }
     Ok(())
 }
