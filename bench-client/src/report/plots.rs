@@ -99,9 +99,9 @@ fn timeline_cases(report: &Report) -> Vec<&Case> {
         .collect()
 }
 
-/// The timeline figures, as (file name, SVG): every stack's, and the cut one of
-/// [`GLANCE`]'s stacks when the report has at least two of them. None from results written
-/// before timelines were recorded.
+/// The timeline figures, as (file name, SVG): every stack's, and, for the comparison the
+/// README stands on, the cut one of [`GLANCE`]'s stacks (when it has at least two of them).
+/// None from results written before timelines were recorded.
 pub fn timelines(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
     let cases = timeline_cases(report);
     let mut targets = report.targets();
@@ -116,7 +116,7 @@ pub fn timelines(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
         timeline(report, &cases, &targets, title)?,
     )];
     let glance: Vec<&str> = GLANCE.into_iter().filter(|t| targets.contains(t)).collect();
-    if glance.len() >= 2 {
+    if glance.len() >= 2 && super::readme::stands_for_readme(report) {
         let shown = glance.len();
         let title =
             format!("When each request and ping was answered, on {shown} of the {all} stacks");
