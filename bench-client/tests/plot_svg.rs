@@ -209,7 +209,7 @@ fn failed_pings_keep_a_cdf_from_reaching_one() {
     keep_sample("cdf_failed.svg", &svg);
     let texts = texts(&svg);
     assert_has_text(&texts, "every ping answered");
-    assert_has_text(&texts, "half failed: 50 of 100 failed");
+    assert_has_text(&texts, "half failed: 50 of 100 got no answer");
     assert_has_text(&texts, PROBE_TIMEOUT_LABEL);
     // The first series is blue, the second vermillion; y grows downwards. The complete
     // curve climbs to 1, the other to 0.5: half the plot's height lower.
@@ -436,7 +436,7 @@ fn the_cdfs_of_the_committed_comparison_count_their_failed_pings() {
         let cases = report.cases.iter().filter(|case| case.route == route);
         for open in cases.filter_map(|case| case.open_loop.as_ref()) {
             let failed = open.scheduled - open.raw_ms.len();
-            let said = format!(": {failed} of {} failed", open.scheduled);
+            let said = format!(": {failed} of {} got no answer", open.scheduled);
             assert_eq!(
                 texts.iter().any(|t| t.ends_with(&said)),
                 failed > 0,

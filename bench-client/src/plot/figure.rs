@@ -108,14 +108,10 @@ impl Figure<'_> {
         {
             let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
             root.fill(&WHITE)?;
-            // The last x tick label is centred on the right edge: leave it room.
-            let framed = root.margin(12, 12, 12, 30);
-            let below_title = framed.titled(self.title, (FONT, title_size(self.title)))?;
-            // Room between the title and the plot for the marks' labels, off the curves and
-            // the legend.
-            let band = if self.marks.is_empty() { 0 } else { MARK_BAND };
-            let mut chart = ChartBuilder::on(&below_title)
-                .margin_top(band)
+            let mut chart = ChartBuilder::on(&self.titled(&root)?)
+                // Room between the title and the plot for the marks' labels, off the curves
+                // and the legend.
+                .margin_top(if self.marks.is_empty() { 0 } else { MARK_BAND })
                 .x_label_area_size(55)
                 .y_label_area_size(80)
                 .build_cartesian_2d(x.log_scale(), y)?;
@@ -154,6 +150,21 @@ impl Figure<'_> {
             root.present()?;
         }
         Ok(svg)
+    }
+}
+
+impl Figure<'_> {
+    /// The figure's title drawn at the top of `root`, within its margins; the area under it.
+    fn titled<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<DrawingArea<DB, plotters::coord::Shift>, PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        // The last x tick label is centred on the right edge: leave it room.
+        let framed = root.margin(12, 12, 12, 30);
+        Ok(framed.titled(self.title, (FONT, title_size(self.title)))?)
     }
 }
 

@@ -97,13 +97,13 @@ impl LatencySamples {
         self.latencies_ms.iter().filter(|ms| ms.is_finite()).count()
     }
 
-    /// The legend's words: the label, and "k of n failed" when some did.
+    /// The legend's words: the label, and "k of n got no answer" when some failed.
     fn legend(&self) -> String {
         match self.failed {
             0 => self.label.clone(),
             failed => {
                 let all = self.answered() + failed;
-                format!("{}: {failed} of {all} failed", self.label)
+                format!("{}: {failed} of {all} got no answer", self.label)
             }
         }
     }
