@@ -149,8 +149,8 @@ pub enum Command {
     /// /bad, /bad-cpu, then one request holding the thread, --held-trials times), read from
     /// what it prints on the server's stderr
     Detectors(DetectorsArgs),
-    /// Redraws a comparison's RESULTS.md and plots from its results.json, measuring nothing:
-    /// for a change of format or figure, not of figures
+    /// Redraws tables, plots and the pages' figures from the committed records, measuring
+    /// nothing: for a change of format or figure, not of figures (no folder: everything)
     Redraw(RedrawArgs),
     /// The main job: every experiment whose results are committed, in order, into results/
     /// (and README.md's block), each one's duration recorded in results/main-job.md, where

@@ -226,30 +226,33 @@ fn ran(out: &Path, what: &str, failures: usize) -> Ran {
     }
 }
 
-/// `redraw`: rewrites each folder's RESULTS.md and plots from its results.json, which it
-/// leaves as it is, and the README's block from the first folder's, if asked to.
+/// `redraw`: rewrites the views of the folders asked for (or of every results folder, the
+/// README's block and the pages' figures) from their records, measuring nothing.
 pub fn redraw(args: &RedrawArgs) -> Result<(), String> {
-    for (index, dir) in args.dirs.iter().enumerate() {
-        let cannot = |error: String| format!("cannot redraw {}: {error}", dir.display());
-        let json = std::fs::read_to_string(dir.join("results.json"))
-            .map_err(|error| cannot(error.to_string()))?;
-        let report: Report =
-            serde_json::from_str(&json).map_err(|error| cannot(error.to_string()))?;
-        (report.write_views(dir)).map_err(|error| cannot(error.to_string()))?;
-        if let (Some(readme), 0) = (&args.readme, index) {
-            redraw_readme(&report, readme).map_err(cannot)?;
-        }
-        eprintln!("redrew {}", dir.display());
-    }
-    Ok(())
+    args.plan().run(Path::new("."))
 }
 
-/// The README's block from a report read back, which must be a complete default comparison.
-fn redraw_readme(report: &Report, readme: &Path) -> Result<(), String> {
-    if !report::readme::stands_for_readme(report) {
-        let why = report::readme::ONLY_COMPLETE;
-        return Err(format!("{} stays as it was: {why}", readme.display()));
+/// The race's targets, and its flips on those of them that have a variant.
+fn race_targets(args: &RaceArgs) -> (Vec<Target>, Vec<FlipRun>) {
+    let mut targets = args.spawn.targets(&all_servers()).0;
+    targets.retain(|target| target.runs_at(args.threads, true));
+    let bin_dir = (args.spawn.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
+    let flips = match args.no_flips || args.threads != 1 {
+        true => Vec::new(),
+        false => race::flip_runs(&targets, &bin_dir),
+    };
+    (targets, flips)
+}
+
+fn ran(out: &Path, what: &str, failures: usize) -> Ran {
+    Ran {
+        wrote: format!("{what} into {}", out.display()),
+        failures,
     }
-    report::readme::refresh(report, readme)
-        .map_err(|error| format!("cannot refresh {}: {error}", readme.display()))
+}
+
+/// `redraw`: rewrites the views of the folders asked for (or of every results folder, the
+/// README's block and the pages' figures) from their records, measuring nothing.
+pub fn redraw(args: &RedrawArgs) -> Result<(), String> {
+    args.plan().run(Path::new("."))
 }

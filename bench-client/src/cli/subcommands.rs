@@ -150,14 +150,35 @@ impl DetectorsArgs {
 /// `bench-client redraw`.
 #[derive(Debug, clap::Args)]
 pub struct RedrawArgs {
-    /// Folders holding a results.json, e.g. results results/threads
-    #[arg(required = true, value_name = "DIR")]
+    /// Folders holding a record (results.json, race.json, sweep.json, rest.json or
+    /// detectors.json), e.g. results results/race; none: every folder under results/, the
+    /// README's block and every page's figures (run from the repository's root)
+    #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 
     /// Also rewrite this file's results block (README.md) from the first folder's results, if
     /// they are a complete run of the full default comparison
     #[arg(long, value_name = "FILE")]
     pub readme: Option<PathBuf>,
+
+    /// Also rewrite every figures block of README.md and docs/*.md from the results files
+    /// they copy (run from the repository's root)
+    #[arg(long)]
+    pub pages: bool,
+}
+
+impl RedrawArgs {
+    /// What to redraw: the folders named, or everything.
+    pub fn plan(&self) -> crate::report::redraw::Redraw {
+        if self.dirs.is_empty() {
+            return crate::report::redraw::Redraw::everything(std::path::Path::new("."));
+        }
+        crate::report::redraw::Redraw {
+            dirs: self.dirs.clone(),
+            readme: self.readme.clone(),
+            pages: self.pages,
+        }
+    }
 }
 
 /// `bench-client rest`.

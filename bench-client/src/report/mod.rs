@@ -11,6 +11,7 @@
 //! - [`sections`]: the sections those three documents share (heading, failures);
 //! - [`findings`]: plain sentences read from the figures;
 //! - [`readme`]: the README's results block;
+//! - [`redraw`]: every view rewritten from the committed records, measuring nothing;
 //! - [`plots`]: which figures a report draws, and from which figures;
 //! - [`files`]: writing it all, atomically;
 //! - [`text`]: how numbers and names are printed in all of them.
@@ -21,6 +22,7 @@ pub mod findings;
 pub mod plots;
 pub mod race_md;
 pub mod readme;
+pub mod redraw;
 pub mod rest_md;
 pub mod results_md;
 pub mod sections;
@@ -38,11 +40,16 @@ pub use crate::experiments::sweep::SweepReport;
 pub use files::write_atomically;
 
 impl RaceReport {
-    /// Writes `RACE.md`, `race.json` and the plot of the trials into `dir`.
+    /// Writes `race.json`, `RACE.md` and the plot of the trials into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("race.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `RACE.md` and the plot, drawn from `race.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let plot = crate::plot::race::race(self).map_err(std::io::Error::other)?;
         let outputs = [
-            ("race.json".to_owned(), files::json(self)),
             ("RACE.md".to_owned(), race_md::race_markdown(self)),
             (plots::RACE.to_owned(), plot),
         ];
@@ -51,27 +58,29 @@ impl RaceReport {
 }
 
 impl DetectorsReport {
-    /// Writes `DETECTORS.md` and `detectors.json` into `dir`.
+    /// Writes `detectors.json` and `DETECTORS.md` into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let outputs = [
-            ("detectors.json".to_owned(), files::json(self)),
-            (
-                "DETECTORS.md".to_owned(),
-                detectors_md::detectors_markdown(self),
-            ),
-        ];
-        files::write_all(dir, &outputs)
+        files::write_all(dir, &[("detectors.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `DETECTORS.md`, drawn from `detectors.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
+        let markdown = detectors_md::detectors_markdown(self);
+        files::write_all(dir, &[("DETECTORS.md".to_owned(), markdown)])
     }
 }
 
 impl RestReport {
-    /// Writes `REST.md` and `rest.json` into `dir`.
+    /// Writes `rest.json` and `REST.md` into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let outputs = [
-            ("rest.json".to_owned(), files::json(self)),
-            ("REST.md".to_owned(), rest_md::rest_markdown(self)),
-        ];
-        files::write_all(dir, &outputs)
+        files::write_all(dir, &[("rest.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `REST.md`, drawn from `rest.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("REST.md".to_owned(), rest_md::rest_markdown(self))])
     }
 }
 
@@ -104,20 +113,22 @@ impl Report {
     /// leaving `results.json` as it is.
     pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let mut outputs = plots::latency_cdfs(self).map_err(std::io::Error::other)?;
-        if let Some(timeline) = plots::timeline(self) {
-            let svg = timeline.map_err(std::io::Error::other)?;
-            outputs.push((plots::TIMELINE.to_owned(), svg));
-        }
+        outputs.extend(plots::timelines(self).map_err(std::io::Error::other)?);
         outputs.push(("RESULTS.md".to_owned(), self.to_markdown()));
         files::write_all(dir, &outputs)
     }
 }
 
 impl SweepReport {
-    /// Writes `SWEEP.md`, `sweep.json` and one plot per route into `dir`.
+    /// Writes `sweep.json`, `SWEEP.md` and one plot per route into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("sweep.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `SWEEP.md` and the plots, drawn from `sweep.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let mut outputs = plots::sweep_plots(self).map_err(std::io::Error::other)?;
-        outputs.push(("sweep.json".to_owned(), files::json(self)));
         outputs.push(("SWEEP.md".to_owned(), sweep_md::sweep_markdown(self)));
         files::write_all(dir, &outputs)
     }
