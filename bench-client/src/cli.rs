@@ -290,8 +290,13 @@ impl DetectorsArgs {
 #[derive(Debug, clap::Args)]
 pub struct RedrawArgs {
     /// Folders holding a results.json, e.g. results results/threads
-    #[arg(required = true, value_name = "DIR")]
+    #[arg(value_name = "DIR", required_unless_present = "pages")]
     pub dirs: Vec<PathBuf>,
+
+    /// Also rewrite every figures block of README.md and docs/*.md from the results files
+    /// they name (run from the repository's root)
+    #[arg(long)]
+    pub pages: bool,
 
     /// Also rewrite this file's results block (README.md) from the first folder's results, if
     /// they are a complete run of the full default comparison

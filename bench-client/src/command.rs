@@ -214,6 +214,11 @@ pub fn redraw(args: &RedrawArgs) -> Result<(), String> {
         }
         eprintln!("redrew {}", dir.display());
     }
+    if args.pages {
+        for page in report::pages::refresh_all(Path::new("."))? {
+            eprintln!("redrew the figures of {}", page.display());
+        }
+    }
     Ok(())
 }
 
