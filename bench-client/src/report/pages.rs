@@ -141,13 +141,14 @@ pub fn section<'a>(markdown: &'a str, heading: &str) -> Option<&'a str> {
     start.map(|(from, _)| &markdown[from..])
 }
 
-/// "From FILE, measured on DATE (CPU, N cores), code stamp `S`.", from the Environment list
+/// "From FILE, measured on DATE on CPU with RUSTC, code stamp `S`.", from the Environment list
 /// a results file opens with.
 fn run_line(source: &str, link: &Path) -> String {
     let field =
         |name: &str| (source.lines()).find_map(|line| line.strip_prefix(&format!("- {name}: ")));
     let date = field("date").map(|date| date.get(..10).unwrap_or(date));
     let cpu = field("CPU");
+    let rustc = field("rustc").map(|rustc| rustc.split(" (").next().unwrap_or(rustc));
     let stamp = field("code stamp");
     let link = link.display();
     let mut out = format!("*From [{link}]({link})");
@@ -156,6 +157,9 @@ fn run_line(source: &str, link: &Path) -> String {
     }
     if let Some(cpu) = cpu {
         out.push_str(&format!(" on {cpu}"));
+    }
+    if let Some(rustc) = rustc {
+        out.push_str(&format!(" with {rustc}"));
     }
     if let Some(stamp) = stamp {
         out.push_str(&format!(", code stamp {stamp}"));
@@ -247,7 +251,7 @@ mod tests {
     use super::*;
 
     const RESULTS: &str = "# Race\n\nIntro.\n\n## Environment\n\n- date: 2026-12-04T16:34:59Z\n\
-        - CPU: Xeon (2 cores usable)\n- code stamp: `abc`\n\n## Outcomes\n\n| a | b |\n|---|---|\n\
+        - CPU: Xeon (2 cores usable)\n- rustc: rustc 1.95.0 (5980 2026-04-14)\n- code stamp: `abc`\n\n## Outcomes\n\n| a | b |\n|---|---|\n\
         | 1 | 2 |\n\nSee [the plot](race.svg) and [top](../RESULTS.md#comparison).\n\n\
         ### demo-axum\n\nmore\n\n## Next\n\nnot this\n";
 
@@ -291,7 +295,7 @@ mod tests {
         let fresh = refresh(text, &page, &root).unwrap();
         assert!(fresh.contains(
             "*From [../results/race/RACE.md](../results/race/RACE.md), measured on 2026-12-04 \
-             on Xeon (2 cores usable), code stamp `abc`.*"
+             on Xeon (2 cores usable) with rustc 1.95.0, code stamp `abc`.*"
         ));
         assert!(fresh.contains("[the plot](../results/race/race.svg)"));
         assert!(fresh.contains("**demo-axum**"));
