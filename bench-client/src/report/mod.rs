@@ -11,6 +11,7 @@
 //! - [`sections`]: the sections those three documents share (heading, failures);
 //! - [`findings`]: plain sentences read from the figures;
 //! - [`readme`]: the README's results block;
+//! - [`pages`]: the figures blocks of the README and the lesson pages, copied from results;
 //! - [`redraw`]: every view rewritten from the committed records, measuring nothing;
 //! - [`plots`]: which figures a report draws, and from which figures;
 //! - [`files`]: writing it all, atomically;
@@ -19,6 +20,7 @@
 pub mod detectors_md;
 pub mod files;
 pub mod findings;
+pub mod pages;
 pub mod plots;
 pub mod race_md;
 pub mod readme;
