@@ -19,10 +19,11 @@ const PLAN: DetectorsPlan = DetectorsPlan {
     cost_concurrency: 50,
 };
 
-/// The verdicts of every detector that runs on `targets`.
-async fn verdicts(targets: &[Target]) -> Vec<Verdict> {
+/// The verdicts of every detector that runs on `targets`, its report written to a folder of
+/// this test's own (`name`): the tests run at once, and each removes its folder at its end.
+async fn verdicts(name: &str, targets: &[Target]) -> Vec<Verdict> {
     let runs = detectors::runs(targets);
-    let out = common::temp_dir("detectors");
+    let out = common::temp_dir(&format!("detectors-{name}"));
     let report = detectors::detectors(&runs, PLAN, "test".to_owned(), &out, &mut |_| {})
         .await
         .expect("the report is written");
@@ -54,7 +55,7 @@ fn assert_catches_without_false_alarms(verdict: &Verdict) {
 async fn a_watchdog_reports_while_held_a_poll_timer_after() {
     let binary = common::real_server("demo-axum");
     let targets = [Target::server("demo-axum", binary.parent().unwrap())];
-    let verdicts = verdicts(&targets).await;
+    let verdicts = verdicts("watchdog", &targets).await;
     // The stack with no detector, for the cost, and its two detectors.
     assert_eq!(verdicts.len(), 3, "{verdicts:?}");
     assert_eq!(verdict(&verdicts, "none").cost.len(), 2, "{verdicts:?}");
@@ -88,7 +89,7 @@ async fn tokio_poll_hooks_report_while_held_and_name_the_spawn_site() {
         unstable.display()
     );
     let targets = [Target::server("demo-hyper-tokio", binary.parent().unwrap())];
-    let verdicts = verdicts(&targets).await;
+    let verdicts = verdicts("poll-hooks", &targets).await;
     let hooks = verdict(&verdicts, "tokio poll hooks");
     assert_catches_without_false_alarms(hooks);
     assert_eq!(hooks.names_route, Some(false), "{hooks:?}");
@@ -105,7 +106,8 @@ async fn tokio_poll_hooks_report_while_held_and_name_the_spawn_site() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_uvloop_pyleak_reports_while_held_debug_mode_after() {
     if std::env::var_os("REFERENCE_APP").is_some_and(|value| value == "missing") {
-        eprintln!("the FastAPI detectors: skipped, no python3 for the reference app");
+        let test = "on_uvloop_pyleak_reports_while_held_debug_mode_after";
+        common::skip(test, "no python3 with venv for the FastAPI reference app");
         return;
     }
     let dir = target::default_reference_dir();
@@ -113,7 +115,7 @@ async fn on_uvloop_pyleak_reports_while_held_debug_mode_after() {
         target::reference_python(&dir).is_file(),
         "run reference/fastapi/setup.sh first"
     );
-    let verdicts = verdicts(&[Target::reference("fastapi-uvloop", &dir)]).await;
+    let verdicts = verdicts("uvloop", &[Target::reference("fastapi-uvloop", &dir)]).await;
     assert_eq!(verdicts.len(), 3, "{verdicts:?}");
 
     let debug = verdict(&verdicts, "uvloop debug mode");

@@ -68,3 +68,23 @@ pub fn read_report(dir: &Path) -> Report {
     let json = std::fs::read_to_string(dir.join("results.json")).expect("results.json is written");
     serde_json::from_str(&json).expect("results.json parses as a report")
 }
+
+/// Says that `test` cannot run because of `missing`: it fails unless `ALLOW_SKIPS=1`, and is
+/// then counted as skipped by `scripts/test.sh` (the convention of `demo_testkit::skip`,
+/// which these tests cannot depend on: the test kit depends on the bench client).
+pub fn skip(test: &str, missing: &str) {
+    use std::io::Write as _;
+    let allowed = std::env::var("ALLOW_SKIPS").is_ok_and(|value| value == "1");
+    assert!(
+        allowed,
+        "{test} cannot run: {missing}. Set ALLOW_SKIPS=1 to run the other tests without it"
+    );
+    eprintln!("{test}: skipped, {missing}");
+    if let Some(log) = std::env::var_os("SKIPPED_TESTS_LOG") {
+        let mut file = (std::fs::OpenOptions::new().create(true).append(true))
+            .open(log)
+            .expect("the skipped tests' log");
+        file.write_all(format!("{missing}\t{test}\n").as_bytes())
+            .expect("the skipped tests' log");
+    }
+}
