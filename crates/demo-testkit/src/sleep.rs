@@ -92,8 +92,8 @@ pub fn ok_await_is_concurrent_on_the_reactor(binary: &str) {
 }
 
 /// With `--threads 2`, `/ping` says two reactor threads, and a burst of `/bad` sleeps on the
-/// reactor runs on exactly two threads, two sleeps at a time: at least 0.8 × N / 2 × sleep,
-/// and under 0.8 × N × sleep, which one thread can never beat.
+/// reactor runs two sleeps at a time: at least 0.8 × N / 2 × sleep, and under 0.8 × N ×
+/// sleep, which one thread, sleeping N times in turn, can never beat.
 pub fn threads_flag_sets_the_reactor_threads(binary: &str) {
     block_on(async {
         let sleep = SHORT_SLEEP;
@@ -107,8 +107,8 @@ pub fn threads_flag_sets_the_reactor_threads(binary: &str) {
         let burst = burst::fire(server.endpoint(), "/bad", N, TIMEOUT, Connect::During).await;
         assert_eq!(burst.ok(), N, "{:?}", burst.errors());
         let work = burst.work();
+        // (Thread names do not tell the two apart: tokio names every worker alike.)
         assert!(work.iter().all(|work| work.on_reactor), "{work:?}");
-        assert_eq!(threads(&work).len(), 2, "/bad slept on: {work:?}");
         let (floor, ceiling) = (
             sleep.mul_f64(0.8 * N as f64 / 2.0),
             sleep.mul_f64(0.8 * N as f64),
