@@ -95,17 +95,17 @@ pub(crate) fn cpu_threads(work: &[CpuWork]) -> Vec<&str> {
     names
 }
 
-/// A `/ping` into the burst answered before the first unit of work could have ended: the
-/// reactor was free (or freed every ~1 ms) while the work went on. A held reactor keeps a
-/// ping sent [`CPU_PING_AFTER`] in at least until that unit ends, [`CPU_WORK`] −
+/// A `/ping` sent [`CPU_PING_AFTER`] into a burst of units of `unit` answered before the
+/// first unit could have ended: the reactor was free (or freed every ~1 ms) while the work
+/// went on. A held reactor keeps the ping at least until that unit ends, `unit` −
 /// [`CPU_PING_AFTER`] later; the bound is 0.9 × that, which leaves a free reactor's ping
 /// room to wait for a core (on two cores shared with the work and a busy loop, tens of ms).
-pub(crate) fn assert_ping_not_held(path: &str, burst: &CpuBurst) {
-    let held_at_least = CPU_WORK - CPU_PING_AFTER;
+pub(crate) fn assert_ping_not_held(path: &str, ping: Duration, unit: Duration) {
+    let held_at_least = unit - CPU_PING_AFTER;
     assert!(
-        burst.ping < held_at_least.mul_f64(0.9),
+        ping < held_at_least.mul_f64(0.9),
         "/ping during {path} took {}, not under 0.9 × the {} a held reactor makes it wait",
-        in_ms(burst.ping),
+        in_ms(ping),
         in_ms(held_at_least)
     );
 }
@@ -137,7 +137,7 @@ pub fn bad_cpu_serialises_on_the_reactor(binary: &str) {
 pub fn ok_cpu_blocking_leaves_the_reactor_free(binary: &str) {
     let path = Route::OkCpuBlocking.path();
     let burst = cpu_burst(binary, path);
-    assert_ping_not_held(path, &burst);
+    assert_ping_not_held(path, burst.ping, CPU_WORK);
     assert!(
         burst.work.iter().all(|body| !body.work.on_reactor),
         "{path} computed on the reactor: {:?}",
@@ -148,7 +148,7 @@ pub fn ok_cpu_blocking_leaves_the_reactor_free(binary: &str) {
 pub fn ok_cpu_yield_shares_the_reactor(binary: &str) {
     let path = Route::OkCpuYield.path();
     let burst = cpu_burst(binary, path);
-    assert_ping_not_held(path, &burst);
+    assert_ping_not_held(path, burst.ping, CPU_WORK);
     // The work runs on the reactor thread, one slice at a time, and with one reactor thread,
     // all on one.
     assert!(
@@ -179,7 +179,11 @@ pub fn ok_cpu_yield_waits_for_the_event_interval(binary: &str) {
         in_ms(stock.ping)
     );
     let flipped = cpu_burst_with(binary, path, CPU_N, &[(variant.variable, "1")]);
-    assert_ping_not_held(&format!("{path} ({})", variant.label), &flipped);
+    assert_ping_not_held(
+        &format!("{path} ({})", variant.label),
+        flipped.ping,
+        CPU_WORK,
+    );
     for burst in [&stock, &flipped] {
         assert!(
             burst.work.iter().all(|body| body.work.on_reactor),
@@ -198,7 +202,7 @@ pub fn ok_cpu_pool_runs_one_per_core_off_the_reactor(binary: &str) {
     let path = Route::OkCpuPool.path();
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
     let burst = cpu_burst_with(binary, path, 2 * cores, &[]);
-    assert_ping_not_held(path, &burst);
+    assert_ping_not_held(path, burst.ping, CPU_WORK);
     let threads = cpu_threads(&burst.work);
     assert!(
         threads.len() <= cores,
