@@ -78,13 +78,9 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
     let sent = open.sent();
     assert_sent_on_schedule(sent, schedule, every * 20, ran);
     assert_eq!(open.send_lags_ms().len(), sent);
-    // The schedule is kept: no ping left as late as the next one was due.
-    let worst_lag = open.send_lags_ms().into_iter().fold(0.0, f64::max);
-    let period_ms = every.as_secs_f64() * 1000.0;
-    assert!(
-        worst_lag < period_ms,
-        "a ping left {worst_lag:.1} ms after its time"
-    );
+    // The schedule is kept: a loop that waited for the 200 ms answers would fall further
+    // behind with every ping.
+    assert_left_on_time(open.send_lags_ms(), every);
     // Every ping is answered, each at least SLOW after its scheduled time.
     assert_eq!(open.latencies_ms().len(), sent, "{:?}", open.errors());
     assert!(
@@ -104,11 +100,28 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
     );
 }
 
-/// The clock thread sends the pings on time, at the bench's own period: half of them within
-/// a quarter of the period, and every one before the next was due, so that no ping drifts
-/// into the next one's slot. Generous bounds: on a shared virtual machine with a core kept
-/// busy, a thread's wake-up can take milliseconds (the results record every ping's lag, and
-/// the reports its p99).
+/// That pings sent every `every` left on time, by their send lags: half of them within a
+/// quarter of the period, and all but a tenth before the next was due. Not every one: on a
+/// shared virtual machine with a core kept busy, the clock thread was seen to wake 60 ms late
+/// once in twenty pings (the results record every ping's lag, and the reports its p99); a
+/// loop that fell behind its schedule would be late on every ping after.
+fn assert_left_on_time(mut lags: Vec<f64>, every: Duration) {
+    lags.sort_by(f64::total_cmp);
+    let period_ms = every.as_secs_f64() * 1000.0;
+    let median = lags[lags.len() / 2];
+    assert!(
+        median < period_ms / 4.0,
+        "p50 send lag {median:.3} ms: {lags:?}"
+    );
+    let late = lags.iter().filter(|&&lag| lag >= period_ms).count();
+    assert!(
+        late <= lags.len().div_ceil(10),
+        "{late} of {} pings left a period late: {lags:?}",
+        lags.len()
+    );
+}
+
+/// The clock thread sends the pings on time, at the bench's own period.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pings_leave_on_time() {
     let endpoint = stub(Duration::ZERO).await;
@@ -118,20 +131,7 @@ async fn pings_leave_on_time() {
     let record = probe.stop().await;
     assert!(record.errors().is_empty(), "{:?}", record.errors());
     assert_eq!(record.send_lags_ms().len(), record.sent());
-    let mut lags = record.send_lags_ms();
-    lags.sort_by(f64::total_cmp);
-    let at = |q: usize| lags[(lags.len() * q / 100).min(lags.len() - 1)];
-    let period_ms = every.as_secs_f64() * 1000.0;
-    assert!(
-        at(50) < period_ms / 4.0,
-        "p50 send lag {:.3} ms: {lags:?}",
-        at(50)
-    );
-    assert!(
-        at(100) < period_ms,
-        "a send lag of {:.3} ms: {lags:?}",
-        at(100)
-    );
+    assert_left_on_time(record.send_lags_ms(), every);
     // Its threads' CPU time is measured, and is less than the second they ran: they sleep
     // between pings.
     let cpu_ms = record.cpu_ms.expect("the probe's CPU time");

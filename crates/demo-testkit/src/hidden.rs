@@ -190,13 +190,16 @@ fn held_the_reactor(stalls: &StallsSeen, unit: Duration) -> bool {
     stalls.slow_polls as usize >= CPU_N / 2 && longest >= unit / 2
 }
 
-/// Above this share of its wall time on the CPU, a call computes; below it, it waits. A call
-/// that computes on a core shared with two busy threads still gets a third of it (a query
-/// was seen at 56 ms of CPU in a 138 ms call); one that waits for an upstream, a few ms.
-const COMPUTES: f64 = 0.25;
+/// Judged by CPU time, which a busy machine does not stretch as it stretches wall time: the
+/// query is sized to about [`HIDDEN_UNIT`] of CPU, and one that computes uses at least half
+/// of it (wall time is no judge: a query was seen at 85 ms of CPU in a 400 ms call on a
+/// machine shared with other builds); a call that waits for an upstream uses under a quarter.
+const COMPUTES: Duration = HIDDEN_UNIT.checked_div(2).unwrap();
+const WAITS: Duration = HIDDEN_UNIT.checked_div(4).unwrap();
 
 /// A blocking HTTP client call to a slow upstream: the reactor thread waits, spending no CPU.
-/// The calls only wait, so here the `/ping` beside the offloading routes is timed too.
+/// The calls only wait, so here the `/ping` beside the offloading routes is timed too: it
+/// waits less than the same stack's `/ping` beside the calls on the reactor, in this test.
 pub fn hidden_http_call_blocks_only_on_the_reactor(binary: &str) {
     let fixtures = Fixtures::create(1).expect("the hidden blockers' fixtures");
     let bursts = hidden_blocker_shapes(binary, Route::HIDDEN[0], &fixtures, Offloaded::Free);
@@ -206,12 +209,17 @@ pub fn hidden_http_call_blocks_only_on_the_reactor(binary: &str) {
             "the HTTP call took {}",
             in_ms(burst.wall)
         );
-        assert_ping_not_held("the HTTP call", burst.ping, HIDDEN_UNIT);
+        assert!(
+            burst.ping < bursts[0].ping,
+            "/ping beside the offloaded HTTP call took {}, beside the blocking one {}",
+            in_ms(burst.ping),
+            in_ms(bursts[0].ping)
+        );
     }
     for body in &bursts[0].work {
         let cpu = body.cpu_ms.unwrap_or(f64::MAX);
         assert!(
-            cpu < body.call_ms * COMPUTES,
+            cpu < WAITS.as_secs_f64() * 1e3,
             "waiting for the upstream took CPU: {body:?}"
         );
         assert!(
@@ -234,12 +242,12 @@ pub fn hidden_db_query_on_python(binary: &str) {
 pub(crate) fn hidden_db_query(binary: &str, offloaded: Offloaded) {
     let fixtures = Fixtures::create(1).expect("the hidden blockers' fixtures");
     let bursts = hidden_blocker_shapes(binary, Route::HIDDEN[1], &fixtures, offloaded);
-    // The median share: one query descheduled longer than the others says nothing.
-    let shares = (bursts[0].work.iter()).map(|body| body.cpu_ms.unwrap_or(0.0) / body.call_ms);
-    let share = bench_client::stats::spread(shares.collect()).map_or(0.0, |[_, median, _]| median);
+    // The median: one query descheduled longer than the others says nothing.
+    let cpu = (bursts[0].work.iter()).map(|body| body.cpu_ms.unwrap_or(0.0));
+    let median = bench_client::stats::spread(cpu.collect()).map_or(0.0, |[_, median, _]| median);
     assert!(
-        share > COMPUTES,
-        "the queries took little CPU, a median {share:.2} of their calls: {:?}",
+        median >= COMPUTES.as_secs_f64() * 1e3,
+        "the queries took little CPU, a median {median:.1} ms: {:?}",
         bursts[0].work
     );
 }
