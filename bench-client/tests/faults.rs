@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use bench_client::target::{self, SERVERS, ServerProcess, TargetError};
-use common::{bench_client, read_report, real_server, temp_dir};
+use common::{Running, bench_client, read_report, real_server, temp_dir};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -70,41 +70,6 @@ fn wait_for_line(child: &mut Child, needle: &str) -> Vec<String> {
         }
     }
     panic!("no line with {needle:?} within 20 s; saw {seen:?}");
-}
-
-/// A bench client running in the background, stopped when the value is dropped (a failed
-/// assertion's too): SIGTERM, which makes it stop its servers, then SIGKILL if it is still
-/// there 5 s later.
-#[derive(Debug)]
-struct Running(Child);
-
-impl std::ops::Deref for Running {
-    type Target = Child;
-
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Running {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if !matches!(self.0.try_wait(), Ok(None)) {
-            return;
-        }
-        let _ = kill(Pid::from_raw(self.0.id() as i32), Signal::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline && matches!(self.0.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Starts `bench-client ARGS --out OUT` in the background and waits until its first server
