@@ -60,11 +60,13 @@ fn ping_stats_of_no_samples_are_empty_not_zero() {
 #[test]
 fn any_ping_percentile_is_the_answered_ones_nearest_rank() {
     let latencies: Vec<f64> = (1..=200).rev().map(|ms| f64::from(ms) / 7.0).collect();
-    let stats = PingStats::from_record(closed(latencies.clone(), vec!["reset".into()]));
-    let times = RequestTimes::from_ms(&latencies);
-    assert_eq!(stats.percentile_ms(50.0), stats.p50_ms);
-    assert_eq!(stats.percentile_ms(90.0), times.p90_ms);
-    assert_eq!(stats.percentile_ms(99.0), times.p99_ms);
+    let stats = PingStats::from_record(closed(latencies, vec!["reset".into()]));
+    // Sorted, the k-th value (from 0) is (k + 1) / 7; rank round(p / 100 × 199), by hand:
+    // p50 → round(99.5) = 100 (half to even), p90 → 179, p99 → round(197.01) = 197.
+    assert_eq!(stats.percentile_ms(50.0), Some(101.0 / 7.0));
+    assert_eq!(stats.percentile_ms(90.0), Some(180.0 / 7.0));
+    assert_eq!(stats.percentile_ms(99.0), Some(198.0 / 7.0));
+    assert_eq!(stats.p50_ms, Some(101.0 / 7.0), "the p50 kept is the same rank");
 }
 
 #[test]
