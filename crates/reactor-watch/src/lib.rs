@@ -147,16 +147,23 @@
 
 mod clock;
 mod cpu;
+#[cfg(feature = "health")]
+mod health;
 mod label;
 mod report;
 mod slot;
 mod stalls;
+#[cfg(feature = "tower")]
+pub mod tower;
 mod watch;
 mod watched;
+
+#[cfg(feature = "health")]
+pub use health::{HEALTH_PATH, Health};
 
 pub use clock::resolution as clock_resolution;
 pub use label::Label;
 pub use report::{CpuTime, Report};
 pub use stalls::{RouteStalls, Stalls};
-pub use watch::{Config, Sink, Watch, current_label};
+pub use watch::{Config, RunningPoll, Sink, Watch, current_label};
 pub use watched::Watched;
