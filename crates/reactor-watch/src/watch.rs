@@ -236,7 +236,7 @@ impl Watch {
                 })
             })
             .collect();
-        running.sort_by(|a, b| b.running.cmp(&a.running));
+        running.sort_by_key(|poll| std::cmp::Reverse(poll.running));
         running
     }
 }
