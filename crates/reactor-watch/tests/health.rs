@@ -17,6 +17,17 @@ fn loopback() -> SocketAddr {
     ([127, 0, 0, 1], 0).into()
 }
 
+/// A watch with a threshold of [`LIMIT`] and its health server, answering past `limit`; the
+/// health URL.
+fn watch_with_health(limit: Duration) -> (Watch, reactor_watch::Health, String) {
+    let watch = Watch::start(Config::new(LIMIT));
+    let health = watch
+        .serve_health(loopback(), limit)
+        .expect("a health server");
+    let url = format!("http://{}/health", health.local_addr());
+    (watch, health, url)
+}
+
 /// One GET: the status, the body and how long the answer took.
 fn probe(url: &str) -> (u16, String, Duration) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -32,11 +43,7 @@ fn probe(url: &str) -> (u16, String, Duration) {
 
 #[test]
 fn answers_503_naming_the_route_while_a_poll_blocks_and_200_otherwise() {
-    let watch = Watch::start(Config::new(LIMIT));
-    let health = watch
-        .serve_health(loopback(), LIMIT)
-        .expect("a health server");
-    let url = format!("http://{}/health", health.local_addr());
+    let (watch, _health, url) = watch_with_health(LIMIT);
     assert_eq!(
         probe(&url).1,
         r#"{"status":"ok","limit_ms":100}"#,
@@ -66,12 +73,8 @@ fn answers_503_naming_the_route_while_a_poll_blocks_and_200_otherwise() {
 
 #[test]
 fn a_poll_under_the_limit_is_healthy() {
-    let watch = Watch::start(Config::new(LIMIT));
     // A liveness limit, far above the watch's threshold.
-    let health = watch
-        .serve_health(loopback(), Duration::from_secs(2))
-        .expect("a health server");
-    let url = format!("http://{}/health", health.local_addr());
+    let (watch, _health, url) = watch_with_health(Duration::from_secs(2));
     let label = watch.label("GET /slowish");
     let blocked = watch.clone();
     let blocker =
@@ -87,11 +90,8 @@ fn a_poll_under_the_limit_is_healthy() {
 
 #[test]
 fn other_paths_are_404_and_a_watch_that_is_off_serves_no_health() {
-    let watch = Watch::start(Config::new(LIMIT));
-    let health = watch
-        .serve_health(loopback(), LIMIT)
-        .expect("a health server");
-    let (status, _, _) = probe(&format!("http://{}/stalls", health.local_addr()));
+    let (_watch, _health, url) = watch_with_health(LIMIT);
+    let (status, _, _) = probe(&url.replace("/health", "/stalls"));
     assert_eq!(status, 404);
     let error = Watch::disabled()
         .serve_health(loopback(), LIMIT)
