@@ -25,48 +25,64 @@ impl Drop for Server {
     }
 }
 
-/// `target/<profile>/<name>`, built (or found fresh) by cargo first: a filtered run does not
-/// build it, and a target folder shared with other checkouts may hold another build of it.
+/// `target/<profile>/<name>`: `cargo test --workspace` builds every server before it runs the
+/// tests.
 fn binary(name: &str) -> PathBuf {
     let test = std::env::current_exe().expect("the test's path");
     let profile = test
         .parent()
         .and_then(|deps| deps.parent())
         .expect("target/<profile>");
-    let path = profile.join(name);
+    profile.join(name)
+}
+
+/// Builds `name` into [`binary`]'s place. Only when a run of this crate's tests alone found no
+/// server, or one built before `--health-port`: a server built alone gets a second set of
+/// dependencies, with other features than the workspace's.
+fn build(name: &str) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
     build.args(["build", "-p", name]);
-    if profile.ends_with("release") {
+    if binary(name)
+        .parent()
+        .is_some_and(|dir| dir.ends_with("release"))
+    {
         build.arg("--release");
     }
     assert!(build.status().expect("cargo build").success(), "{name}");
-    path
 }
 
-fn next_line(lines: &mut Lines<BufReader<ChildStdout>>, prefix: &str) -> String {
-    let line = lines.next().and_then(Result::ok).unwrap_or_default();
-    match line.strip_prefix(prefix) {
-        Some(rest) => rest.to_owned(),
-        None => panic!("expected `{prefix}…`, got {line:?}"),
-    }
+/// The line after `prefix` on the server's stdout, or `None` if it printed another (or none).
+fn next_line(lines: &mut Lines<BufReader<ChildStdout>>, prefix: &str) -> Option<String> {
+    let line = lines.next()?.ok()?;
+    line.strip_prefix(prefix).map(str::to_owned)
 }
 
-fn start(name: &str) -> Server {
+/// Starts the server on port 0 with `--health-port 0`; `None` if it printed no readiness and
+/// health lines (it exited: missing, or too old to know the flag).
+fn try_start(name: &str) -> Option<Server> {
     let mut child = Command::new(binary(name))
         .args(["--port", "0", "--health-port", "0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|error| panic!("{name}: {error}"));
-    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        .ok()?;
+    let mut lines = BufReader::new(child.stdout.take()?).lines();
     let base = next_line(&mut lines, "listening on ");
     let health = next_line(&mut lines, "health on ");
-    Server {
+    let server = Server {
         child,
-        base,
-        health,
-    }
+        base: base.unwrap_or_default(),
+        health: health.unwrap_or_default(),
+    };
+    (!server.base.is_empty() && !server.health.is_empty()).then_some(server)
+}
+
+fn start(name: &str) -> Server {
+    try_start(name).unwrap_or_else(|| {
+        build(name);
+        try_start(name).unwrap_or_else(|| panic!("{name} printed no readiness and health lines"))
+    })
 }
 
 /// One GET: its status, its body and how long the answer took.

@@ -22,9 +22,10 @@ impl Drop for Example {
     }
 }
 
-/// `target/<profile>/examples/<name>` (this test runs from `target/<profile>/deps/`), built (or
-/// found fresh) by cargo first: a filtered run (`--test examples`) builds no example, and a
-/// target folder shared with other checkouts may hold another build of it.
+/// `target/<profile>/examples/<name>` (this test runs from `target/<profile>/deps/`). A plain
+/// `cargo test` builds every example before it runs the tests; a filtered run (`--test
+/// examples`) builds none, and then it is built here (not always: with the features of this
+/// one package, that could build a second set of dependencies).
 fn example_path(name: &str) -> PathBuf {
     let test = std::env::current_exe().expect("the test's path");
     let profile = test
@@ -32,14 +33,16 @@ fn example_path(name: &str) -> PathBuf {
         .and_then(|deps| deps.parent())
         .expect("target/<profile>");
     let path = profile.join("examples").join(name);
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
-    build.args(["build", "-p", "reactor-watch", "--example", name]);
-    if profile.ends_with("release") {
-        build.arg("--release");
+    if !path.exists() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "-p", "reactor-watch", "--example", name]);
+        if profile.ends_with("release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("cargo build --example");
+        assert!(status.success(), "cargo build --example {name}: {status}");
     }
-    let status = build.status().expect("cargo build --example");
-    assert!(status.success(), "cargo build --example {name}: {status}");
     path
 }
 
