@@ -1,6 +1,6 @@
-//! `--health-port` on real servers (demo-axum and demo-actix, started as processes on port 0):
-//! while `/bad` blocks the only reactor thread, `GET /health` answers at once, 503 naming the
-//! route; while `/ok-await` sleeps, and at rest, 200.
+//! `--health-port` on real servers (demo-axum, demo-actix and demo-hyper-smol, started as
+//! processes on port 0): while `/bad` blocks the only reactor thread, `GET /health` answers at
+//! once, 503 naming the route; while `/ok-await` sleeps, and at rest, 200.
 
 use std::io::{BufRead, BufReader, Lines};
 use std::path::PathBuf;
@@ -139,4 +139,11 @@ fn the_health_check_of_demo_axum_tells_the_truth() {
 #[test]
 fn the_health_check_of_demo_actix_tells_the_truth() {
     tells_the_truth("demo-actix");
+}
+
+/// On smol the executor thread that `/bad` holds is not the `async-io` reactor's: the health
+/// check names the route all the same.
+#[test]
+fn the_health_check_of_demo_hyper_smol_tells_the_truth() {
+    tells_the_truth("demo-hyper-smol");
 }
