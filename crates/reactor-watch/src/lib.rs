@@ -138,7 +138,7 @@
 //! # Adapters and the health check
 //!
 //! Default features are off and the core depends on no runtime. Feature `tower` adds
-//! [`tower::WatchLayer`], which wraps every request future of a tower service (axum, hyper,
+//! `tower::WatchLayer`, which wraps every request future of a tower service (axum, hyper,
 //! tonic); actix-web and ntex need no feature (one `wrap_fn` or middleware calling
 //! [`Watch::wrap`]: the crate's README and examples show each). Feature `health` adds
 //! `Watch::serve_health`: `GET /health` served by a thread of its own, 503 with the route and
