@@ -275,7 +275,18 @@ fn elsewhere(md: &mut String, measured: &Measured) {
          | call | line | reached from |\n|---|---|---|\n",
     );
     for u in &measured.check_unrouted {
-        let _ = writeln!(md, "| `{}` | {} | {} |", u.call, u.site, u.roots.join("; "));
+        let shown: Vec<&str> = u.roots.iter().take(2).map(String::as_str).collect();
+        let more = match u.roots.len() {
+            0..=2 => String::new(),
+            n => format!(" and {} more (results.json)", n - 2),
+        };
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {}{more} |",
+            u.call,
+            u.site,
+            shown.join("; ")
+        );
     }
     md.push('\n');
 }

@@ -173,71 +173,55 @@ fn recursion_ends() {
     assert_eq!(found(text, "a"), ["std::fs::read"]);
 }
 
-#[test]
-fn a_call_prefers_the_module_it_names_and_a_method_on_self_its_own_type() {
-    let tokio =
-        SourceFile::parse("src/for_tokio.rs", "pub fn run() { std::fs::read(P); }").unwrap();
-    let smol = SourceFile::parse("src/for_smol.rs", "pub fn run() {}").unwrap();
-    let server = SourceFile::parse(
-        "src/main.rs",
-        "async fn a() { for_smol::run(); }
-         async fn b() { for_tokio::run(); }
-         struct S; impl S { fn read(&self) {} async fn c(&self) { self.read(); } }
-         struct T; impl T { fn read(&self) { std::fs::read(P); } }",
-    )
-    .unwrap();
-    let sources = Sources {
-        files: vec![tokio, smol, server],
-    };
+/// The number of findings of each root of the files `(name, text)`.
+fn counts(files: &[(&str, &str)]) -> Vec<(String, usize)> {
+    let files = files
+        .iter()
+        .map(|(name, text)| SourceFile::parse(name, text).unwrap())
+        .collect();
+    let sources = Sources { files };
     let list = CallList::builtin();
     let mut checker = Checker::new(&sources, &list);
     let roots = checker.roots();
-    let found = |name: &str| {
-        roots
-            .iter()
-            .find(|(label, ..)| label == name)
-            .unwrap()
-            .2
-            .findings
-            .len()
-    };
-    assert_eq!(found("a"), 0);
-    assert_eq!(found("b"), 1);
-    assert_eq!(found("S::c"), 0);
+    roots
+        .into_iter()
+        .map(|(label, _, walked)| (label, walked.findings.len()))
+        .collect()
+}
+
+#[test]
+fn a_call_prefers_the_module_it_names_and_a_method_on_self_its_own_type() {
+    let found = counts(&[
+        ("src/for_tokio.rs", "pub fn run() { std::fs::read(P); }"),
+        ("src/for_smol.rs", "pub fn run() {}"),
+        (
+            "src/main.rs",
+            "async fn a() { for_smol::run(); }
+             async fn b() { for_tokio::run(); }
+             struct S; impl S { fn read(&self) {} async fn c(&self) { self.read(); } }
+             struct T; impl T { fn read(&self) { std::fs::read(P); } }",
+        ),
+    ]);
+    let expected = [("a", 0), ("b", 1), ("S::c", 0)].map(|(label, n)| (label.to_owned(), n));
+    assert_eq!(found, expected);
 }
 
 #[test]
 fn a_function_of_another_crate_is_followed_only_where_that_crate_is_named() {
-    let watch = SourceFile::parse(
-        "crates/watch/src/lib.rs",
-        "pub struct Label; impl Label { pub fn name(&self) { LOCK.lock(); } }",
-    )
-    .unwrap();
-    let server = SourceFile::parse(
-        "crates/server/src/main.rs",
-        "async fn thread_name() { std::thread::current().name(); }",
-    )
-    .unwrap();
-    let user = SourceFile::parse(
-        "crates/user/src/main.rs",
-        "use watch::Label; async fn label(l: Label) { l.name(); }",
-    )
-    .unwrap();
-    let sources = Sources {
-        files: vec![watch, server, user],
-    };
-    let list = CallList::builtin();
-    let mut checker = Checker::new(&sources, &list);
-    let roots = checker.roots();
-    let found = |name: &str| {
-        roots
-            .iter()
-            .find(|(label, ..)| label == name)
-            .unwrap()
-            .2
-            .findings
-            .len()
-    };
-    assert_eq!(found("thread_name"), 0);
-    assert_eq!(found("label"), 1);
+    let found = counts(&[
+        (
+            "crates/watch/src/lib.rs",
+            "pub struct Label; impl Label { pub fn name(&self) { LOCK.lock(); } }",
+        ),
+        (
+            "crates/server/src/main.rs",
+            "async fn thread_name() { std::thread::current().name(); }",
+        ),
+        (
+            "crates/user/src/main.rs",
+            "use watch::Label; async fn label(l: Label) { l.name(); }",
+        ),
+    ]);
+    let expected = [("thread_name", 0), ("label", 1)].map(|(label, n)| (label.to_owned(), n));
+    assert_eq!(found, expected);
 }
