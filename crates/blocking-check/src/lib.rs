@@ -9,6 +9,7 @@
 //!   table (`results/static/`).
 
 pub mod clippy;
+pub mod found;
 pub mod list;
 pub mod measure;
 pub mod report;
