@@ -231,28 +231,3 @@ fn ran(out: &Path, what: &str, failures: usize) -> Ran {
 pub fn redraw(args: &RedrawArgs) -> Result<(), String> {
     args.plan().run(Path::new("."))
 }
-
-/// The race's targets, and its flips on those of them that have a variant.
-fn race_targets(args: &RaceArgs) -> (Vec<Target>, Vec<FlipRun>) {
-    let mut targets = args.spawn.targets(&all_servers()).0;
-    targets.retain(|target| target.runs_at(args.threads, true));
-    let bin_dir = (args.spawn.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
-    let flips = match args.no_flips || args.threads != 1 {
-        true => Vec::new(),
-        false => race::flip_runs(&targets, &bin_dir),
-    };
-    (targets, flips)
-}
-
-fn ran(out: &Path, what: &str, failures: usize) -> Ran {
-    Ran {
-        wrote: format!("{what} into {}", out.display()),
-        failures,
-    }
-}
-
-/// `redraw`: rewrites the views of the folders asked for (or of every results folder, the
-/// README's block and the pages' figures) from their records, measuring nothing.
-pub fn redraw(args: &RedrawArgs) -> Result<(), String> {
-    args.plan().run(Path::new("."))
-}

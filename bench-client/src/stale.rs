@@ -22,6 +22,7 @@ pub async fn run(root: &Path) -> Vec<Done> {
     }
     let done = job::run_each(&experiments).await;
     eprintln!("left {RECORD} as it was: it records a whole run of the job");
+    job::refresh_pages();
     done
 }
 

@@ -21,6 +21,9 @@ pub struct Stamped {
     /// Whether it drives the demo servers through the bench client: then the measuring core,
     /// the command line, every server crate and the reference app are its code too.
     pub drives_servers: bool,
+    /// Whether it reads the servers' sources without running them (the static checks): then
+    /// every server crate is its code too, but not the bench client's core.
+    pub reads_servers: bool,
 }
 
 pub const COMPARISON: &str = "comparison";
@@ -30,6 +33,7 @@ pub const DETECTORS: &str = "detectors";
 pub const REST: &str = "rest";
 pub const OFFLOAD_COST: &str = "offload-cost";
 pub const POLL_COST: &str = "poll-cost";
+pub const STATIC: &str = "static";
 
 const EXPERIMENTS_DIR: &str = "bench-client/src/experiments";
 
@@ -40,11 +44,13 @@ pub const EXPERIMENTS: &[Stamped] = &[
         name: COMPARISON,
         own: &["bench-client/src/experiments/comparison"],
         drives_servers: true,
+        reads_servers: false,
     },
     Stamped {
         name: SWEEP,
         own: &["bench-client/src/experiments/sweep.rs"],
         drives_servers: true,
+        reads_servers: false,
     },
     Stamped {
         name: RACE,
@@ -53,6 +59,7 @@ pub const EXPERIMENTS: &[Stamped] = &[
             "bench-client/src/experiments/comparison",
         ],
         drives_servers: true,
+        reads_servers: false,
     },
     Stamped {
         name: DETECTORS,
@@ -61,16 +68,19 @@ pub const EXPERIMENTS: &[Stamped] = &[
             "bench-client/src/experiments/comparison",
         ],
         drives_servers: true,
+        reads_servers: false,
     },
     Stamped {
         name: REST,
         own: &["bench-client/src/experiments/rest"],
         drives_servers: true,
+        reads_servers: false,
     },
     Stamped {
         name: OFFLOAD_COST,
         own: &["scripts/offload-cost.sh", "crates/offload-cost"],
         drives_servers: false,
+        reads_servers: false,
     },
     Stamped {
         name: POLL_COST,
@@ -80,6 +90,13 @@ pub const EXPERIMENTS: &[Stamped] = &[
             "crates/offload-cost",
         ],
         drives_servers: false,
+        reads_servers: false,
+    },
+    Stamped {
+        name: STATIC,
+        own: &["scripts/static-checks.sh", "crates/blocking-check"],
+        drives_servers: false,
+        reads_servers: true,
     },
 ];
 
@@ -117,7 +134,7 @@ pub const TEST_ONLY_CRATES: &[&str] = &["demo-testkit", "doc-links"];
 /// Crates only the experiments that name them in [`Stamped::own`] run (the criterion
 /// benches); every other crate under `crates/` (the servers, their contract, the stall
 /// detector, any crate added later) is in the stamp of every experiment that drives servers.
-pub const OWN_CRATES: &[&str] = &["offload-cost"];
+pub const OWN_CRATES: &[&str] = &["offload-cost", "blocking-check"];
 
 /// The experiment named `name` in [`EXPERIMENTS`].
 pub fn find(name: &str) -> Option<&'static Stamped> {
@@ -130,6 +147,8 @@ impl Stamped {
         let mut paths: Vec<PathBuf> = BUILD.iter().map(|path| root.join(path)).collect();
         if self.drives_servers {
             paths.extend(DRIVER.iter().map(|path| root.join(path)));
+        }
+        if self.drives_servers || self.reads_servers {
             paths.extend(server_crates(root));
         }
         for own in self.own {

@@ -9,13 +9,16 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 /// Runs `path` in a process group of its own, its output into a log file beside the
-/// build (the progress view stays readable); the whole group is stopped if the job is.
-pub async fn run(path: &Path) -> Result<(), String> {
+/// build (the progress view stays readable); the whole group is stopped if the job is. The
+/// script gets its experiment's code stamp in `BENCH_CODE_STAMP`, for a writer that is not
+/// this crate's to record it.
+pub async fn run(path: &Path, stamp: &str) -> Result<(), String> {
     let log_path = std::env::temp_dir().join("bench-client-script.log");
     let log = std::fs::File::create(&log_path)
         .map_err(|error| format!("cannot create {}: {error}", log_path.display()))?;
     let err_log = log.try_clone().map_err(|error| error.to_string())?;
     let mut child = tokio::process::Command::new(path)
+        .env("BENCH_CODE_STAMP", stamp)
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(err_log))
         .process_group(0)

@@ -28,7 +28,7 @@ pub mod defaults {
     pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
     pub const CONCURRENCY: [usize; 5] = [1, 10, 100, 1_000, 10_000];
     /// Short: `/bad` at N = 1,000 takes N sleeps.
-    pub const SLEEP_MS: u64 = 20;
+    pub const SLEEP_MS: u64 = 10;
     pub const THREADS: usize = 1;
     /// Connections first: at N = 10,000, connecting inside the burst would fill the accept
     /// queue, and the kernel's retransmission timers would set the wall time.

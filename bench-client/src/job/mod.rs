@@ -165,7 +165,8 @@ impl Parsed {
                 },
             ) => {
                 progress.step("", path, estimate);
-                let outcome = scripts::run(Path::new(path)).await.map(|()| Ran {
+                let outcome = scripts::run(Path::new(path), current_stamp(stamp)).await;
+                let outcome = outcome.map(|()| Ran {
                     wrote: writes.to_owned(),
                     failures: 0,
                 });
@@ -220,7 +221,19 @@ pub async fn run() -> Vec<Done> {
         eprintln!("bench-client: cannot refresh {README}: {error}");
     }
     eprintln!("wrote {RECORD}");
+    refresh_pages();
     done
+}
+
+/// Rewrites the figures blocks of the README and the lesson pages from the results just
+/// written, so that every page states what this run measured.
+pub fn refresh_pages() {
+    match crate::report::pages::refresh_all(Path::new(".")) {
+        Ok(pages) => {
+            (pages.iter()).for_each(|page| eprintln!("rewrote the figures of {}", page.display()))
+        }
+        Err(error) => eprintln!("bench-client: cannot refresh the pages' figures: {error}"),
+    }
 }
 
 #[cfg(test)]

@@ -128,10 +128,10 @@ impl Mark {
     /// The line a probe's answer must come before: Kubernetes' default probe timeout.
     pub fn probe_timeout() -> Mark {
         Mark {
-            x: crate::race::PROBE_TIMEOUT_MS,
+            x: crate::experiments::race::PROBE_TIMEOUT_MS,
             label: format!(
                 "{} s: a Kubernetes probe's default timeout",
-                crate::race::PROBE_TIMEOUT_MS / 1000.0
+                crate::experiments::race::PROBE_TIMEOUT_MS / 1000.0
             ),
         }
     }

@@ -121,7 +121,11 @@ mod tests {
     #[test]
     fn a_folder_is_known_by_its_record() {
         let root = std::env::temp_dir().join(format!("redraw-{}", std::process::id()));
-        for (dir, record) in [("", "results.json"), ("race", "race.json"), ("a/b", "sweep.json")] {
+        for (dir, record) in [
+            ("", "results.json"),
+            ("race", "race.json"),
+            ("a/b", "sweep.json"),
+        ] {
             std::fs::create_dir_all(root.join(dir)).unwrap();
             std::fs::write(root.join(dir).join(record), "{}").unwrap();
         }

@@ -17,6 +17,9 @@ pub struct Environment {
     pub rustc: String,
     pub clippy: String,
     pub command: String,
+    /// The code stamp the main job gives this experiment (`BENCH_CODE_STAMP`), by which the
+    /// tests tell results written by other code; none when it is run by hand.
+    pub code_stamp: Option<String>,
 }
 
 impl Environment {
@@ -42,6 +45,7 @@ impl Environment {
             rustc: run("rustc", &["-V"]),
             clippy: run("cargo", &["clippy", "--version"]),
             command: command.to_owned(),
+            code_stamp: std::env::var("BENCH_CODE_STAMP").ok(),
         }
     }
 }
@@ -63,7 +67,7 @@ pub fn write(out: &Path, measured: &Measured, env: &Environment) -> Result<(), S
     let write = |name: &str, text: String| {
         std::fs::write(out.join(name), text).map_err(|error| format!("{name}: {error}"))
     };
-    write("results.json", json + "\n")?;
+    write("static.json", json + "\n")?;
     write("RESULTS.md", markdown(measured, env))
 }
 
@@ -319,7 +323,7 @@ fn environment(md: &mut String, measured: &Measured, env: &Environment) {
         md,
         "## Environment\n\n\
          - date: {}\n- git commit: `{}`{}\n- rustc: {}\n- clippy: {}\n\
-         - clippy ran on: {}\n- the check parsed: {}\n- command: `{}`\n",
+         - clippy ran on: {}\n- the check parsed: {}\n- command: `{}`\n{}",
         env.date,
         env.git_commit,
         if env.git_dirty {
@@ -332,5 +336,9 @@ fn environment(md: &mut String, measured: &Measured, env: &Environment) {
         measured.clippy_packages.join(", "),
         measured.check_parsed.join(", "),
         env.command,
+        match &env.code_stamp {
+            Some(stamp) => format!("- code stamp: `{stamp}`\n"),
+            None => String::new(),
+        },
     );
 }

@@ -243,7 +243,8 @@ pub(crate) fn hidden_db_query(binary: &str, offloaded: Offloaded) {
     let bursts = hidden_blocker_shapes(binary, Route::HIDDEN[1], &fixtures, offloaded);
     // The median share: one query descheduled longer than the others says nothing.
     let shares = (bursts[0].work.iter()).map(|body| body.cpu_ms.unwrap_or(0.0) / body.call_ms);
-    let share = bench_client::measure::stats::spread(shares.collect()).map_or(0.0, |[_, median, _]| median);
+    let share =
+        bench_client::measure::stats::spread(shares.collect()).map_or(0.0, |[_, median, _]| median);
     assert!(
         share > COMPUTES,
         "the queries took little CPU, a median {share:.2} of their calls: {:?}",

@@ -33,15 +33,17 @@ pub use observe::{Observation, ReportLine};
 pub use plan::{DetectorsPlan, Phase, PhaseStep};
 pub use verdict::{CostRound, HeldTrial, Verdict, verdicts};
 
-/// The plan's defaults: the comparison's sleep and N, the CPU experiment's work.
+/// The plan's defaults: the comparison's N, sleeps short but over the threshold.
 pub mod defaults {
     pub const CONCURRENCY: usize = 10;
-    pub const SLEEP_MS: u64 = 500;
-    pub const CPU_MS: u64 = 300;
-    pub const HELD_MS: u64 = 5000;
+    /// Twice the detectors' 100 ms threshold: every blocked request is over it.
+    pub const SLEEP_MS: u64 = 200;
+    pub const CPU_MS: u64 = 200;
+    /// Twice the liveness probe's 1 s timeout: held long enough to fail the probe.
+    pub const HELD_MS: u64 = 2000;
     pub const HELD_TRIALS: usize = 3;
     /// The cost: rounds of the detector-on/off runs' burst, on and off.
-    pub const COST_ROUNDS: usize = 5;
+    pub const COST_ROUNDS: usize = 3;
     pub const COST_CONCURRENCY: usize = 1000;
 }
 
@@ -50,7 +52,7 @@ pub const THRESHOLD_MS: u64 = 100;
 
 /// How long the client keeps listening after a step's last answer: a detector that samples
 /// (tokio-metrics every 100 ms) or reports when a poll returns prints just after.
-pub const LISTEN_AFTER: Duration = Duration::from_millis(400);
+pub const LISTEN_AFTER: Duration = Duration::from_millis(200);
 
 /// One way of catching a blocked reactor, and how it is switched on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,7 +32,7 @@ pub const FLIPS: [Flip; 3] = [
         variant: ACTIX_REQUEST_TIMEOUT_OFF,
         sleep_ms: 500,
         connect: Connect::Before,
-        trials: Some(5),
+        trials: Some(3),
         tests: "actix-web's 408s: a connection's deadline for its first request is counted \
                 from the worker's cached clock, which a blocked worker does not update, so it \
                 runs out early; with client_request_timeout off there is no deadline",
@@ -41,7 +41,7 @@ pub const FLIPS: [Flip; 3] = [
         variant: ACTIX_KEEP_ALIVE_60S,
         sleep_ms: 500,
         connect: Connect::Before,
-        trials: Some(5),
+        trials: Some(3),
         tests: "actix-web's reset connections: the pinger's idle keep-alive connection is \
                 closed when its 5 s keep-alive runs out, which it does while the worker is \
                 blocked for 5 s and the next ping waits unread; kept 60 s, it is not",

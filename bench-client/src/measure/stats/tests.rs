@@ -66,7 +66,11 @@ fn any_ping_percentile_is_the_answered_ones_nearest_rank() {
     assert_eq!(stats.percentile_ms(50.0), Some(101.0 / 7.0));
     assert_eq!(stats.percentile_ms(90.0), Some(180.0 / 7.0));
     assert_eq!(stats.percentile_ms(99.0), Some(198.0 / 7.0));
-    assert_eq!(stats.p50_ms, Some(101.0 / 7.0), "the p50 kept is the same rank");
+    assert_eq!(
+        stats.p50_ms,
+        Some(101.0 / 7.0),
+        "the p50 kept is the same rank"
+    );
 }
 
 #[test]

@@ -27,10 +27,10 @@ use send::Burst;
 
 /// The arrival experiment's defaults.
 pub mod defaults {
-    /// Trials per target and point.
-    pub const TRIALS: usize = 10;
-    /// Half the race's sleep: a trial is the burst's ten sleeps, and there are five points.
-    pub const SLEEP_MS: u64 = 50;
+    /// Trials per target and point: enough to see whether a point's outcome repeats.
+    pub const TRIALS: usize = 5;
+    /// Half the race's sleep: a trial is the burst's ten sleeps, and there are six points.
+    pub const SLEEP_MS: u64 = 25;
 }
 
 /// The route of the burst.
