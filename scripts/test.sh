@@ -11,8 +11,9 @@ case $status in
     3) export REFERENCE_APP=missing ;;
     *) exit "$status" ;;
 esac
-# The detectors experiment's tokio poll hooks need a server built with tokio's unstable API,
-# in a target folder of its own (as scripts/run.sh builds it for the main job).
+# The detectors experiment's tokio poll hooks and tokio-console need a server built with tokio's
+# unstable API, in a target folder of its own, console-probe beside it (as scripts/run.sh builds
+# them for the main job).
 RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --locked \
-    -p demo-hyper-tokio --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
+    -p demo-hyper-tokio -p console-probe --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 cargo test --workspace --locked "$@"
