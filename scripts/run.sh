@@ -11,10 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins
-# The detectors experiment's tokio poll hooks need tokio's unstable API: one server, built with
-# it into a target folder of its own, so that the build above is not redone for it.
+# The detectors experiment's tokio poll hooks and tokio-console need tokio's unstable API: one
+# server, built with it into a target folder of its own, so that the build above is not redone
+# for it, and beside it console-probe, which its tokio-console variant starts.
 RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --release --locked \
-    -p demo-hyper-tokio --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
+    -p demo-hyper-tokio -p console-probe --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 # Exit 3: no python3 (setup.sh said so in one line); the FastAPI rows are left out.
 reference/fastapi/setup.sh || [ "$?" -eq 3 ]
 bench="${CARGO_TARGET_DIR:-target}/release/bench-client"

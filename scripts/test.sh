@@ -37,10 +37,11 @@ SKIPPED_TESTS_LOG=$(mktemp "${TMPDIR:-/tmp}/skipped-tests.XXXXXX")
 export SKIPPED_TESTS_LOG
 trap 'rm -f "$SKIPPED_TESTS_LOG"' EXIT
 
-# The detectors experiment's tokio poll hooks need a server built with tokio's unstable API,
-# in a target folder of its own (as scripts/run.sh builds it for the main job).
+# The detectors experiment's tokio poll hooks and tokio-console need a server built with tokio's
+# unstable API, in a target folder of its own, console-probe beside it (as scripts/run.sh builds
+# them for the main job).
 RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --locked \
-    -p demo-hyper-tokio --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
+    -p demo-hyper-tokio -p console-probe --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 status=0
 cargo test --workspace --locked "$@" || status=$?
 

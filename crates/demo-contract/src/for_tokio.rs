@@ -10,7 +10,9 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::task::LocalSet;
 
 pub use crate::shutdown::Shutdown;
-use crate::variant::{TOKIO_EVENT_INTERVAL_1, TOKIO_POLL_HOOKS, TOKIO_REACTOR_ON_WORKER};
+use crate::variant::{
+    TOKIO_CONSOLE, TOKIO_EVENT_INTERVAL_1, TOKIO_POLL_HOOKS, TOKIO_REACTOR_ON_WORKER,
+};
 use crate::{Args, Demo, Stack};
 
 /// Runs `server` to its end on the runtime the command line asks for ([`runtime`]), handing it
@@ -91,6 +93,9 @@ fn build(mut builder: Builder, args: &Args) -> io::Result<Runtime> {
     if TOKIO_POLL_HOOKS.requested(args) {
         poll_hooks(&mut builder)?;
     }
+    if TOKIO_CONSOLE.requested(args) {
+        tokio_console()?;
+    }
     builder.enable_all().build()
 }
 
@@ -103,10 +108,27 @@ fn poll_hooks(builder: &mut Builder) -> io::Result<()> {
 /// Without tokio's unstable API the variant cannot be built: a clear error, no server.
 #[cfg(not(tokio_unstable))]
 fn poll_hooks(_: &mut Builder) -> io::Result<()> {
-    Err(io::Error::other(format!(
-        "{} needs a build with RUSTFLAGS=\"--cfg tokio_unstable\" (scripts/run.sh makes one)",
-        TOKIO_POLL_HOOKS.variable
-    )))
+    Err(unstable_only(TOKIO_POLL_HOOKS.variable))
+}
+
+#[cfg(not(tokio_unstable))]
+fn unstable_only(variable: &str) -> io::Error {
+    io::Error::other(format!(
+        "{variable} needs a build with RUSTFLAGS=\"--cfg tokio_unstable\" (scripts/run.sh makes one)"
+    ))
+}
+
+/// The variant [`TOKIO_CONSOLE`], where the build has tokio's unstable API: installed before
+/// the runtime exists, so that every task it spawns is seen.
+#[cfg(tokio_unstable)]
+fn tokio_console() -> io::Result<()> {
+    crate::tokio_console::install()
+}
+
+/// Without tokio's unstable API tokio emits no task spans: a clear error, no server.
+#[cfg(not(tokio_unstable))]
+fn tokio_console() -> io::Result<()> {
+    Err(unstable_only(TOKIO_CONSOLE.variable))
 }
 
 impl Shutdown {

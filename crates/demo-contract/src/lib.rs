@@ -72,6 +72,8 @@ pub mod poll_hooks;
 mod shutdown;
 #[cfg(feature = "axum")]
 pub mod task_monitor;
+#[cfg(all(feature = "tokio", tokio_unstable))]
+pub mod tokio_console;
 
 use std::io::Write as _;
 use std::net::SocketAddr;

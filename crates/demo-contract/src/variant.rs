@@ -17,6 +17,7 @@
 //!   `for_tokio::run` uses);
 //! - [`AXUM_TASK_MONITOR`], the detectors experiment's, in `for_axum::serve`;
 //! - [`TOKIO_POLL_HOOKS`], the detectors experiment's too, in `for_tokio::runtime`'s builder;
+//! - [`TOKIO_CONSOLE`], the detectors experiment's too, beside it;
 //! - [`COMPIO_EVENT_INTERVAL_1`] and [`NTEX_EVENT_INTERVAL_2`], the CPU experiment's, in the
 //!   runtime builders of `for_compio::run` and `for_ntex::run`;
 //! - [`COMPIO_EPOLL`], [`COMPIO_SQPOLL`], [`NTEX_EPOLL`] and [`NTEX_DIRECT_WRITE`], the
@@ -107,6 +108,23 @@ pub const TOKIO_POLL_HOOKS: Variant = Variant {
             with --cfg tokio_unstable) stamping each task poll's start, the task's id and \
             where it was spawned, a watchdog thread that reports a poll running past 100 ms \
             once while it runs, and the after hook reporting one that returned past it",
+};
+
+/// demo-hyper-tokio with console-subscriber, watched by console-probe (`about` says what
+/// changes). Needs a build with `--cfg tokio_unstable` and `console-probe` beside the server's
+/// binary; without either the server says so and exits.
+pub const TOKIO_CONSOLE: Variant = Variant {
+    server: "demo-hyper-tokio",
+    variable: "DEMO_TOKIO_CONSOLE",
+    label: "demo-hyper-tokio (tokio-console)",
+    about: "console-subscriber 0.5 (default features off) installed as its README says, in a \
+            build with --cfg tokio_unstable, its gRPC server on 127.0.0.1 (the port in \
+            DEMO_TOKIO_CONSOLE_PORT, or a free one) publishing an update every second (its \
+            default); console-probe (crates/console-probe), started beside the server as you \
+            would start tokio-console, reads that stream through console-api as the console's \
+            UI does and prints each warning the UI would show as a task gains it \
+            (tokio-console/src/warnings.rs), and each poll of 100 ms or more that an update \
+            shows running or ended",
 };
 
 /// demo-axum-compio polling io_uring after every task (`about` says what changes).
