@@ -66,6 +66,7 @@ pub const EXPERIMENTS: &[Stamped] = &[
         own: &[
             "bench-client/src/experiments/detectors",
             "bench-client/src/experiments/comparison",
+            "crates/console-probe",
         ],
         drives_servers: true,
         reads_servers: false,
@@ -132,9 +133,9 @@ pub const CRATE_PARTS: &[&str] = &["Cargo.toml", "src", "benches"];
 pub const TEST_ONLY_CRATES: &[&str] = &["demo-testkit", "doc-links"];
 
 /// Crates only the experiments that name them in [`Stamped::own`] run (the criterion
-/// benches); every other crate under `crates/` (the servers, their contract, the stall
+/// benches, the static checks, the console's reader); every other crate under `crates/` (the servers, their contract, the stall
 /// detector, any crate added later) is in the stamp of every experiment that drives servers.
-pub const OWN_CRATES: &[&str] = &["offload-cost", "blocking-check"];
+pub const OWN_CRATES: &[&str] = &["offload-cost", "blocking-check", "console-probe"];
 
 /// The experiment named `name` in [`EXPERIMENTS`].
 pub fn find(name: &str) -> Option<&'static Stamped> {
