@@ -278,10 +278,10 @@ mod tests {
         assert_eq!(
             plan.skip_reason(BAD, 1_000),
             None,
-            "20 s fits in the 30 s timeout"
+            "10 s fits in the 30 s timeout"
         );
-        let reason = plan.skip_reason(BAD, 10_000).expect("200 s does not");
-        assert!(reason.contains("200 s"), "{reason}");
+        let reason = plan.skip_reason(BAD, 10_000).expect("100 s does not");
+        assert!(reason.contains("100 s"), "{reason}");
         assert_eq!(
             plan.skip_reason(WorkPath::canonical(Route::OkBlocking), 10_000),
             None
@@ -340,7 +340,7 @@ mod tests {
         let unknown_pool = SweepPlan::default();
         assert_eq!(
             unknown_pool.estimate(blocking, 1),
-            ideal_and_connects(20, 1)
+            ideal_and_connects(defaults::SLEEP_MS, 1)
         );
     }
 }
