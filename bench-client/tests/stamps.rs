@@ -139,7 +139,10 @@ fn a_change_to_the_comparison_makes_those_built_on_it_stale() {
 #[test]
 fn a_change_to_the_measuring_core_or_a_server_makes_every_driver_stale() {
     let tree = Tree::copy("core");
-    for file in ["bench-client/src/measure/burst.rs", "reference/fastapi/app.py"] {
+    for file in [
+        "bench-client/src/measure/burst.rs",
+        "reference/fastapi/app.py",
+    ] {
         assert_eq!(
             tree.changed_by(|tree| tree.touch(file)),
             drivers(),
