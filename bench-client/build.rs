@@ -1,37 +1,17 @@
 //! Records, at build time, what the results' environment section reports about the build:
 //! the compiler that built the binaries, the versions of the stacks under test, as
-//! Cargo.lock pins them, and the code stamp: a digest of every source that measures or
-//! writes the results, so that a results folder written by older code is caught (the test
-//! `fresh_results` compares the stamp each folder records with this one).
+//! Cargo.lock pins them, and each experiment's code stamp: a digest of the sources that
+//! measure it, listed once in `src/stamps.rs`, so that a results folder written by older
+//! code is caught (the test `fresh_results`, and `bench-client all --stale`, compare the
+//! stamp each folder records with its experiment's).
 
-use std::path::{Path, PathBuf};
+use std::fmt::Write as _;
+use std::path::Path;
 use std::process::Command;
 
-use sha2::{Digest as _, Sha256};
-
-/// What the code stamp covers, from the workspace root: the bench client, every crate the
-/// main job builds and runs (the servers, their contract, the detector, the offload benches),
-/// the FastAPI reference app, the build's settings and the scripts that run the job. Tests
-/// and documentation are not in it: they change no figure.
-const STAMPED: &[&str] = &[
-    "Cargo.toml",
-    "Cargo.lock",
-    "bench-client/Cargo.toml",
-    "bench-client/build.rs",
-    "bench-client/src",
-    "reference/fastapi/app.py",
-    "reference/fastapi/serve.py",
-    "reference/fastapi/requirements.txt",
-    "reference/fastapi/setup.sh",
-    "reference/fastapi/bin",
-    "scripts/run.sh",
-    "scripts/offload-cost.sh",
-];
-
-/// In each crate under crates/, what the stamp covers; crates the results never run are left
-/// out whole.
-const CRATE_PARTS: &[&str] = &["Cargo.toml", "src", "benches"];
-const UNSTAMPED_CRATES: &[&str] = &["demo-testkit", "doc-links"];
+#[path = "src/stamps.rs"]
+#[allow(dead_code)]
+mod stamps;
 
 /// The crates whose versions decide what the demo servers do.
 const STACK_CRATES: &[&str] = &[
@@ -105,60 +85,24 @@ fn main() {
         })
         .unwrap_or_default();
     println!("cargo:rustc-env=BENCH_CRATE_VERSIONS={versions}");
-    println!("cargo:rustc-env=BENCH_CODE_STAMP={}", code_stamp());
+    write_current_stamps();
 }
 
-/// The first 16 hex digits of a SHA-256 over every stamped file, in path order: each file's
-/// path from the workspace root, then its length and contents.
-fn code_stamp() -> String {
+/// Writes `$OUT_DIR/current_stamps.rs`: each experiment's stamp over this tree, as the
+/// library's `stale::CURRENT` reads it; and asks to be rerun when any stamped file changes.
+fn write_current_stamps() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    for path in stamped_paths(&root) {
-        println!("cargo:rerun-if-changed={}", path.display());
-        collect_files(&path, &mut files);
-    }
-    files.sort();
-    let mut digest = Sha256::new();
-    for file in &files {
-        let relative = file.strip_prefix(&root).unwrap_or(file);
-        let contents = std::fs::read(file).unwrap_or_default();
-        digest.update(relative.to_string_lossy().as_bytes());
-        digest.update((contents.len() as u64).to_le_bytes());
-        digest.update(&contents);
-    }
-    let hex: String = digest
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    hex[..16].to_owned()
-}
-
-/// The top-level stamped paths, and the stamped parts of each crate.
-fn stamped_paths(root: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = STAMPED.iter().map(|path| root.join(path)).collect();
-    let crates = std::fs::read_dir(root.join("crates"))
-        .into_iter()
-        .flatten()
-        .flatten();
-    for krate in crates {
-        let name = krate.file_name();
-        if UNSTAMPED_CRATES.iter().any(|unstamped| name == *unstamped) {
-            continue;
+    let mut table = String::from("&[\n");
+    for experiment in stamps::EXPERIMENTS {
+        for path in experiment.paths(&root) {
+            println!("cargo:rerun-if-changed={}", path.display());
         }
-        paths.extend(CRATE_PARTS.iter().map(|part| krate.path().join(part)));
+        let stamp = experiment.stamp(&root);
+        let _ = writeln!(table, "    ({:?}, {stamp:?}),", experiment.name);
     }
-    paths.retain(|path| path.exists());
-    paths
-}
-
-/// `path` if it is a file, else every file under it.
-fn collect_files(path: &Path, files: &mut Vec<PathBuf>) {
-    if path.is_file() {
-        files.push(path.to_owned());
-        return;
-    }
-    for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-        collect_files(&entry.path(), files);
-    }
+    // A crate added under crates/ is stamped from the build after it appears.
+    println!("cargo:rerun-if-changed={}", root.join("crates").display());
+    table.push(']');
+    let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    std::fs::write(Path::new(&out).join("current_stamps.rs"), table).expect("a writable OUT_DIR");
 }

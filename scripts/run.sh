@@ -5,7 +5,9 @@
 # `bench-client all`: every experiment in turn under one progress view (see `bench-client
 # all --help`), each one's duration and its command to run it alone in results/main-job.md.
 # With arguments, runs `bench-client ARGS...` instead, after the same build: one experiment
-# alone (e.g. `scripts/run.sh sweep --help`), which leaves the README alone.
+# alone (e.g. `scripts/run.sh sweep --help`), which leaves the README alone; or
+# `scripts/run.sh all --stale`: only the experiments whose measuring code changed since their
+# results were written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins

@@ -6,18 +6,13 @@ use clap::Parser;
 use clap::builder::RangedU64ValueParser;
 use demo_contract::MAX_SLEEP_MS;
 
-use crate::arrival::{self, ArrivalPlan, Point};
-use crate::bench::{self, HEAD_START, Plan};
-use crate::burst::Connect;
-use crate::detectors::{self, DetectorsPlan};
-use crate::fixtures::{DEFAULT_FILE_MB, FileCache};
-use crate::http::Endpoint;
-use crate::probe::ProbeChoice;
-use crate::race::{self, RacePlan};
-use crate::rest::RestPlan;
-use crate::sweep::{self, SweepPlan};
-use crate::target::{self, Folders, SERVERS, Target};
-use crate::work::WorkPath;
+use crate::experiments::comparison::{self, HEAD_START, Plan};
+use crate::measure::burst::Connect;
+use crate::measure::fixtures::{DEFAULT_FILE_MB, FileCache};
+use crate::measure::http::Endpoint;
+use crate::measure::probe::ProbeChoice;
+use crate::measure::target::{self, Folders, SERVERS, Target};
+use crate::measure::work::WorkPath;
 
 /// Reproduces, on seven Rust async stacks at once, the FastAPI experiment in which one
 /// handler that blocks the reactor stalls every other request.
@@ -37,34 +32,34 @@ pub struct Cli {
     pub urls: Vec<(String, Endpoint)>,
 
     /// Work routes to run, comma-separated, in order
-    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = bench::defaults::ROUTES)]
+    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = comparison::defaults::ROUTES)]
     pub routes: Vec<WorkPath>,
 
     /// Concurrent requests per burst
-    #[arg(short = 'n', long, default_value_t = bench::defaults::CONCURRENCY, value_parser = concurrency())]
+    #[arg(short = 'n', long, default_value_t = comparison::defaults::CONCURRENCY, value_parser = concurrency())]
     pub concurrency: usize,
 
     /// Sleep of each work request, in milliseconds
-    #[arg(long, default_value_t = bench::defaults::SLEEP_MS, value_parser = sleep_ms())]
+    #[arg(long, default_value_t = comparison::defaults::SLEEP_MS, value_parser = sleep_ms())]
     pub sleep_ms: u64,
 
     /// Pause of the pinger between an answer and the next ping; the open loop's interval
-    #[arg(long, default_value_t = bench::defaults::PING_EVERY_MS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, default_value_t = comparison::defaults::PING_EVERY_MS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub ping_every_ms: u64,
 
     /// Reactor threads of each spawned server, comma-separated: `1,2,4` runs every server at
     /// each count (the thread matrix)
-    #[arg(long, value_delimiter = ',', default_values_t = [bench::defaults::THREADS], value_parser = threads())]
+    #[arg(long, value_delimiter = ',', default_values_t = [comparison::defaults::THREADS], value_parser = threads())]
     pub threads: Vec<usize>,
 
     /// The pingers beside each burst: the original's closed loop, an open loop that keeps its
     /// schedule and measures from it (correcting coordinated omission), or both
-    #[arg(long, value_enum, default_value_t = bench::defaults::PROBE)]
+    #[arg(long, value_enum, default_value_t = comparison::defaults::PROBE)]
     pub probe: ProbeChoice,
 
     /// How each burst request gets its connection: opened as it is sent (the original), or
     /// all N opened and accepted by the server first, then the N requests written at once
-    #[arg(long, value_enum, default_value_t = bench::defaults::CONNECT)]
+    #[arg(long, value_enum, default_value_t = comparison::defaults::CONNECT)]
     pub connect: Connect,
 
     /// Size of the file the file routes (/bad-file, /ok-file-*) read, in MiB; the bench
@@ -149,232 +144,19 @@ pub enum Command {
     /// that tests a mechanism against its stock server
     Race(RaceArgs),
     /// Catching it, side by side: each way of catching a blocked reactor (reactor-watch,
-    /// tokio-metrics' TaskMonitor, asyncio's and uvloop's debug mode, pyleak), each on the
-    /// stacks it supports, on one workload (/ok-await and /ok-blocking for false alarms,
-    /// /bad, /bad-cpu, then one request holding the thread, --held-trials times), read from
-    /// what it prints on the server's stderr
+    /// tokio-metrics' TaskMonitor, tokio's poll hooks, tokio-console, asyncio's and uvloop's
+    /// debug mode, pyleak), each on the stacks it supports, on one workload (/ok-await and
+    /// /ok-blocking for false alarms, /bad, /bad-cpu, then one request holding the thread,
+    /// --held-trials times), read from what it prints on the server's stderr
     Detectors(DetectorsArgs),
-    /// Redraws a comparison's RESULTS.md and plots from its results.json, measuring nothing:
-    /// for a change of format or figure, not of figures
+    /// Redraws tables, plots and the pages' figures from the committed records, measuring
+    /// nothing: for a change of format or figure, not of figures (no folder: everything)
     Redraw(RedrawArgs),
     /// The main job: every experiment whose results are committed, in order, into results/
     /// (and README.md's block), each one's duration recorded in results/main-job.md, where
     /// each one's command to run it alone is listed too. Run from the repository's root
     /// (scripts/run.sh does, after building)
-    All,
-}
-
-/// `bench-client race`.
-#[derive(Debug, clap::Args)]
-pub struct RaceArgs {
-    #[command(flatten)]
-    pub spawn: ServerArgs,
-
-    /// Trials per server and connect mode
-    #[arg(long, default_value_t = race::defaults::TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
-    pub trials: usize,
-
-    /// Sleep of each /bad request, in milliseconds
-    /// Reactor threads of every server; a target that runs only at one (the FastAPI app) is
-    /// left out at more, and so are the flips' variants. The trials with the ping's arrival
-    /// controlled run at one
-    #[arg(long, default_value_t = 1, value_parser = threads())]
-    pub threads: usize,
-
-    #[arg(long, default_value_t = race::defaults::SLEEP_MS, value_parser = sleep_ms())]
-    pub sleep_ms: u64,
-
-    /// Concurrent /bad requests per trial
-    #[arg(short = 'n', long, default_value_t = race::defaults::CONCURRENCY, value_parser = concurrency())]
-    pub concurrency: usize,
-
-    /// The connect modes, comma-separated, each in turn (see the comparison's --connect)
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Connect::During, Connect::Before])]
-    pub connect: Vec<Connect>,
-
-    /// Trials per server and point of arrival; 0 leaves the arrival out
-    #[arg(long, default_value_t = arrival::defaults::TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(0..=1000))]
-    pub arrival_trials: usize,
-
-    /// Sleep of each /bad request in the trials with the ping's arrival controlled
-    #[arg(long, default_value_t = arrival::defaults::SLEEP_MS, value_parser = sleep_ms())]
-    pub arrival_sleep_ms: u64,
-
-    /// The points of arrival, comma-separated
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Point::ALL)]
-    pub points: Vec<Point>,
-
-    /// Leaves out the runs of the variants that change one mechanism each
-    #[arg(long)]
-    pub no_flips: bool,
-
-    /// Folder for RACE.md, race.json and the plot
-    #[arg(long, default_value = "results/race")]
-    pub out: PathBuf,
-}
-
-impl RaceArgs {
-    pub fn plan(&self) -> RacePlan {
-        RacePlan {
-            trials: self.trials,
-            threads: self.threads,
-            sleep_ms: self.sleep_ms,
-            concurrency: self.concurrency,
-            ping_every_ms: bench::defaults::PING_EVERY_MS,
-            connects: self.connect.clone(),
-            arrival: ArrivalPlan {
-                trials: self.arrival_trials,
-                sleep_ms: self.arrival_sleep_ms,
-                concurrency: self.concurrency,
-                points: self.points.clone(),
-            },
-        }
-    }
-}
-
-/// `bench-client detectors`.
-#[derive(Debug, clap::Args)]
-pub struct DetectorsArgs {
-    #[command(flatten)]
-    pub spawn: ServerArgs,
-
-    /// Concurrent requests of each step but the held one
-    #[arg(short = 'n', long, default_value_t = detectors::defaults::CONCURRENCY, value_parser = concurrency())]
-    pub concurrency: usize,
-
-    /// Sleep of each /ok-await, /ok-blocking and /bad request, in milliseconds
-    #[arg(long, default_value_t = detectors::defaults::SLEEP_MS, value_parser = sleep_ms())]
-    pub sleep_ms: u64,
-
-    /// CPU work of each /bad-cpu request, in milliseconds
-    #[arg(long, default_value_t = detectors::defaults::CPU_MS, value_parser = sleep_ms())]
-    pub cpu_ms: u64,
-
-    /// How long the held request holds its reactor thread, in milliseconds
-    #[arg(long, default_value_t = detectors::defaults::HELD_MS, value_parser = sleep_ms())]
-    pub held_ms: u64,
-
-    /// How many times the held request is sent, one after another
-    #[arg(long, default_value_t = detectors::defaults::HELD_TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100))]
-    pub held_trials: usize,
-
-    /// Rounds of the cost's burst (/ok-await at --cost-concurrency, with the closed-loop
-    /// ping) on each detector and on each stack without one
-    #[arg(long, default_value_t = detectors::defaults::COST_ROUNDS, value_parser = RangedU64ValueParser::<usize>::new().range(0..=100))]
-    pub cost_rounds: usize,
-
-    /// Concurrent /ok-await requests of each cost round
-    #[arg(long, default_value_t = detectors::defaults::COST_CONCURRENCY, value_parser = concurrency())]
-    pub cost_concurrency: usize,
-
-    /// Folder for DETECTORS.md and detectors.json
-    #[arg(long, default_value = "results/detectors")]
-    pub out: PathBuf,
-}
-
-impl DetectorsArgs {
-    pub fn plan(&self) -> DetectorsPlan {
-        DetectorsPlan {
-            concurrency: self.concurrency,
-            sleep_ms: self.sleep_ms,
-            cpu_ms: self.cpu_ms,
-            held_ms: self.held_ms,
-            held_trials: self.held_trials,
-            cost_rounds: self.cost_rounds,
-            cost_concurrency: self.cost_concurrency,
-        }
-    }
-}
-
-/// `bench-client redraw`.
-#[derive(Debug, clap::Args)]
-pub struct RedrawArgs {
-    /// Folders holding a results.json, e.g. results results/threads
-    #[arg(required = true, value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-
-    /// Also rewrite this file's results block (README.md) from the first folder's results, if
-    /// they are a complete run of the full default comparison
-    #[arg(long, value_name = "FILE")]
-    pub readme: Option<PathBuf>,
-}
-
-/// `bench-client rest`.
-#[derive(Debug, clap::Args)]
-pub struct RestArgs {
-    #[command(flatten)]
-    pub spawn: ServerArgs,
-
-    /// The pauses between pings, in ms, comma-separated
-    #[arg(long, value_delimiter = ',', default_values_t = RestPlan::default().pauses_ms, value_parser = clap::value_parser!(u64).range(0..=10_000))]
-    pub pauses_ms: Vec<u64>,
-
-    /// How long each probe runs at each pause in each round, in ms
-    #[arg(long, default_value_t = RestPlan::default().probe_ms, value_parser = clap::value_parser!(u64).range(100..=600_000))]
-    pub probe_ms: u64,
-
-    /// How many rounds of every target at every pause; each target's figures pool them
-    #[arg(long, default_value_t = RestPlan::default().rounds, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100))]
-    pub rounds: usize,
-
-    /// Folder for REST.md and rest.json
-    #[arg(long, default_value = "results/rest")]
-    pub out: PathBuf,
-}
-
-impl RestArgs {
-    pub fn plan(&self) -> RestPlan {
-        RestPlan {
-            pauses_ms: self.pauses_ms.clone(),
-            probe_ms: self.probe_ms,
-            rounds: self.rounds,
-        }
-    }
-}
-
-/// `bench-client sweep`.
-#[derive(Debug, clap::Args)]
-pub struct SweepArgs {
-    #[command(flatten)]
-    pub spawn: ServerArgs,
-
-    /// Work routes to sweep, comma-separated
-    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = sweep::defaults::ROUTES)]
-    pub routes: Vec<WorkPath>,
-
-    /// The concurrency values, comma-separated
-    #[arg(short = 'n', long, value_delimiter = ',', default_values_t = sweep::defaults::CONCURRENCY, value_parser = concurrency())]
-    pub concurrency: Vec<usize>,
-
-    /// Sleep of each work request, in milliseconds (short: /bad at N = 1000 takes N sleeps)
-    #[arg(long, default_value_t = sweep::defaults::SLEEP_MS, value_parser = sleep_ms())]
-    pub sleep_ms: u64,
-
-    /// Reactor threads of each server
-    #[arg(long, default_value_t = sweep::defaults::THREADS, value_parser = threads())]
-    pub threads: usize,
-
-    /// How each burst request gets its connection (see the comparison's --connect)
-    #[arg(long, value_enum, default_value_t = sweep::defaults::CONNECT)]
-    pub connect: Connect,
-
-    /// Folder for SWEEP.md, sweep.json and the plots
-    #[arg(long, default_value = "results/sweep")]
-    pub out: PathBuf,
-}
-
-impl SweepArgs {
-    pub fn plan(&self) -> SweepPlan {
-        SweepPlan {
-            routes: self.routes.clone(),
-            concurrency: self.concurrency.clone(),
-            sleep_ms: self.sleep_ms,
-            threads: self.threads,
-            connect: self.connect,
-            blocking_threads: self.spawn.blocking_threads,
-            stall_ms: self.spawn.stall_ms,
-        }
-    }
+    All(AllArgs),
 }
 
 impl Cli {
@@ -466,5 +248,8 @@ fn labelled_url(value: &str) -> Result<(String, Endpoint), String> {
     Ok((label.to_owned(), Endpoint::parse(url)?))
 }
 
+mod subcommands;
 #[cfg(test)]
 mod tests;
+
+pub use subcommands::{AllArgs, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs};

@@ -4,16 +4,15 @@
 
 use std::path::Path;
 
-use demo_contract::variant::VARIANTS;
-
-use crate::cli::{Cli, Command, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs};
-use crate::detectors::{self, DetectorRun};
+use crate::cli::{Cli, Command, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs};
+use crate::experiments::detectors::{self, DetectorRun};
+use crate::experiments::race::FlipRun;
+use crate::experiments::{comparison, race, rest, sweep};
+use crate::measure::session::Event;
+use crate::measure::target::{self, SERVERS, Target, all_servers};
 use crate::progress::{Progress, Stage};
-use crate::race::FlipRun;
 use crate::report::{self, Report};
-use crate::session::Event;
-use crate::target::{self, SERVERS, Target, all_servers};
-use crate::{bench, race, rest, sweep};
+use crate::stamps;
 
 /// What a command that ran left behind.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,22 +23,47 @@ pub struct Ran {
     pub failures: usize,
 }
 
-/// What a command line runs, as one stage of the progress view named `name`; `None` for a
-/// command that measures nothing (`redraw`, `all`).
-pub fn stage(cli: &Cli, name: &str) -> Option<Stage> {
-    match &cli.command {
-        None => Some(cli.plan().stage(name, &cli.targets().0)),
-        Some(Command::Sweep(args)) => {
-            Some(args.plan().stage(name, &args.spawn.targets(&SERVERS).0))
+/// An experiment the command line names, its targets chosen once: what its stage in the
+/// progress view and its run both read.
+#[derive(Debug)]
+pub enum Planned<'a> {
+    Comparison {
+        cli: &'a Cli,
+        targets: Vec<Target>,
+        notes: Vec<String>,
+    },
+    Sweep(&'a SweepArgs, Vec<Target>),
+    Rest(&'a RestArgs, Vec<Target>),
+    Race(&'a RaceArgs, Vec<Target>, Vec<FlipRun>),
+    Detectors(&'a DetectorsArgs, Vec<DetectorRun>),
+}
+
+/// The experiment `cli` names, planned; `None` for a command that measures nothing
+/// (`redraw`, `all`).
+pub fn plan(cli: &Cli) -> Option<Planned<'_>> {
+    Some(match &cli.command {
+        None => {
+            let (targets, notes) = cli.targets();
+            Planned::Comparison {
+                cli,
+                targets,
+                notes,
+            }
         }
-        Some(Command::Rest(args)) => Some(args.plan().stage(name, &rest_targets(args))),
+        Some(Command::Sweep(args)) => Planned::Sweep(args, args.spawn.targets(&SERVERS).0),
+        Some(Command::Rest(args)) => {
+            let targets = target::for_rest(&args.spawn.servers, &args.spawn.folders());
+            Planned::Rest(args, targets)
+        }
         Some(Command::Race(args)) => {
             let (targets, flips) = race_targets(args);
-            Some(args.plan().stage(name, &targets, &flips))
+            Planned::Race(args, targets, flips)
         }
-        Some(Command::Detectors(args)) => Some(args.plan().stage(name, &detector_runs(args))),
-        Some(Command::Redraw(_) | Command::All) => None,
-    }
+        Some(Command::Detectors(args)) => {
+            Planned::Detectors(args, detectors::runs(&args.spawn.targets(&all_servers()).0))
+        }
+        Some(Command::Redraw(_) | Command::All(_)) => return None,
+    })
 }
 
 /// What the experiment `cli` names is called in the progress view.
@@ -51,79 +75,102 @@ pub fn title(cli: &Cli) -> &'static str {
         Some(Command::Race(_)) => "the race",
         Some(Command::Detectors(_)) => "the detectors",
         Some(Command::Redraw(_)) => "redraw",
-        Some(Command::All) => "the main job",
+        Some(Command::All(_)) => "the main job",
     }
 }
 
-/// Runs the experiment `cli` names; `command` is the command line its report says wrote it.
-/// The comparison prints each case's block as it ends if `case_blocks`.
-pub async fn run(
-    cli: &Cli,
-    command: String,
-    progress: &mut Progress,
-    case_blocks: bool,
-) -> Result<Ran, String> {
-    match &cli.command {
-        None => compare(cli, command, progress, case_blocks).await,
-        Some(Command::Sweep(args)) => {
-            let targets = args.spawn.targets(&SERVERS).0;
-            let on = &mut |event: Event<'_, _>| progress.on_event(&event);
-            let report = sweep::sweep(&targets, args.plan(), command, &args.out, on).await?;
-            Ok(ran(
-                &args.out,
-                "SWEEP.md, sweep.json and the plots",
-                report.failures.len(),
-            ))
+impl Planned<'_> {
+    /// The name, in `src/stamps.rs`, of the experiment whose stamp its results record.
+    pub fn stamp_name(&self) -> &'static str {
+        match self {
+            Planned::Comparison { .. } => stamps::COMPARISON,
+            Planned::Sweep(..) => stamps::SWEEP,
+            Planned::Rest(..) => stamps::REST,
+            Planned::Race(..) => stamps::RACE,
+            Planned::Detectors(..) => stamps::DETECTORS,
         }
-        Some(Command::Rest(args)) => {
-            let targets = rest_targets(args);
-            let on = &mut |event: Event<'_, _>| progress.on_event(&event);
-            let report = rest::at_rest(&targets, args.plan(), command, &args.out, on).await?;
-            Ok(ran(
-                &args.out,
-                "REST.md and rest.json",
-                report.failures.len(),
-            ))
+    }
+
+    /// The folder it writes its results into.
+    pub fn out(&self) -> &Path {
+        match self {
+            Planned::Comparison { cli, .. } => &cli.out,
+            Planned::Sweep(args, _) => &args.out,
+            Planned::Rest(args, _) => &args.out,
+            Planned::Race(args, ..) => &args.out,
+            Planned::Detectors(args, _) => &args.out,
         }
-        Some(Command::Race(args)) => {
-            let (targets, flips) = race_targets(args);
-            let on = &mut |event: Event<'_, _>| progress.on_event(&event);
-            let plan = args.plan();
-            let report = race::race(&targets, &flips, plan, command, &args.out, on).await?;
-            Ok(ran(
-                &args.out,
-                "RACE.md, race.json and the plot",
-                report.failures.len(),
-            ))
+    }
+
+    /// Its stage in the progress view, named `name`.
+    pub fn stage(&self, name: &str) -> Stage {
+        match self {
+            Planned::Comparison { cli, targets, .. } => cli.plan().stage(name, targets),
+            Planned::Sweep(args, targets) => args.plan().stage(name, targets),
+            Planned::Rest(args, targets) => args.plan().stage(name, targets),
+            Planned::Race(args, targets, flips) => args.plan().stage(name, targets, flips),
+            Planned::Detectors(args, runs) => args.plan().stage(name, runs),
         }
-        Some(Command::Detectors(args)) => {
-            let runs = detector_runs(args);
-            let on = &mut |event: Event<'_, _>| progress.on_event(&event);
-            let report = detectors::detectors(&runs, args.plan(), command, &args.out, on).await?;
-            Ok(ran(
-                &args.out,
-                "DETECTORS.md and detectors.json",
-                report.failures.len(),
-            ))
-        }
-        Some(Command::Redraw(_) | Command::All) => {
-            Err("redraw and all measure nothing: the binary runs them".to_owned())
-        }
+    }
+
+    /// Runs it; `command` is the command line its report says wrote it. The comparison
+    /// prints each case's block as it ends if `case_blocks`.
+    pub async fn run(
+        self,
+        command: String,
+        progress: &mut Progress,
+        case_blocks: bool,
+    ) -> Result<Ran, String> {
+        let (out, written, failures) = match self {
+            Planned::Comparison {
+                cli,
+                targets,
+                notes,
+            } => {
+                return compare(cli, (targets, notes), command, progress, case_blocks).await;
+            }
+            Planned::Sweep(args, targets) => {
+                let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+                let report = sweep::sweep(&targets, args.plan(), command, &args.out, on).await?;
+                let written = "SWEEP.md, sweep.json and the plots";
+                (&args.out, written, report.failures.len())
+            }
+            Planned::Rest(args, targets) => {
+                let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+                let report = rest::at_rest(&targets, args.plan(), command, &args.out, on).await?;
+                (&args.out, "REST.md and rest.json", report.failures.len())
+            }
+            Planned::Race(args, targets, flips) => {
+                let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+                let plan = args.plan();
+                let report = race::race(&targets, &flips, plan, command, &args.out, on).await?;
+                let written = "RACE.md, race.json and the plot";
+                (&args.out, written, report.failures.len())
+            }
+            Planned::Detectors(args, runs) => {
+                let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+                let plan = args.plan();
+                let report = detectors::detectors(&runs, plan, command, &args.out, on).await?;
+                let written = "DETECTORS.md and detectors.json";
+                (&args.out, written, report.failures.len())
+            }
+        };
+        Ok(ran(out, written, failures))
     }
 }
 
 /// The comparison, then the README's block if asked for and if this run may stand for it.
 async fn compare(
     cli: &Cli,
+    (targets, notes): (Vec<Target>, Vec<String>),
     command: String,
     progress: &mut Progress,
     case_blocks: bool,
 ) -> Result<Ran, String> {
-    let (targets, notes) = cli.targets();
     for note in notes {
         progress.print(&format!("bench-client: {note}"));
     }
-    let mut on = |event: Event<'_, bench::Case>| {
+    let mut on = |event: Event<'_, comparison::Case>| {
         match (&event, case_blocks) {
             (Event::Starting { target, threads }, true) => {
                 let threads = report::text::reactor_threads(*threads);
@@ -134,7 +181,7 @@ async fn compare(
         }
         progress.on_event(&event);
     };
-    let report = bench::compare(&targets, cli.plan(), command, &cli.out, &mut on).await?;
+    let report = comparison::compare(&targets, cli.plan(), command, &cli.out, &mut on).await?;
     if let Some(readme) = &cli.readme {
         progress.print(&refresh_readme(cli, &report, readme)?);
     }
@@ -160,21 +207,6 @@ fn refresh_readme(cli: &Cli, report: &Report, readme: &Path) -> Result<String, S
     ))
 }
 
-/// At rest's targets: the servers asked for, or by default the stock servers beside the
-/// variants that add or take away a thread's hop.
-fn rest_targets(args: &RestArgs) -> Vec<Target> {
-    let (mut targets, _) = args.spawn.targets(&SERVERS);
-    if args.spawn.servers.is_empty() {
-        let bin_dir = (args.spawn.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
-        targets.extend(
-            VARIANTS
-                .iter()
-                .map(|variant| Target::variant(variant, &bin_dir)),
-        );
-    }
-    targets
-}
-
 /// The race's targets, and its flips on those of them that have a variant.
 fn race_targets(args: &RaceArgs) -> (Vec<Target>, Vec<FlipRun>) {
     let mut targets = args.spawn.targets(&all_servers()).0;
@@ -187,11 +219,6 @@ fn race_targets(args: &RaceArgs) -> (Vec<Target>, Vec<FlipRun>) {
     (targets, flips)
 }
 
-/// Each detector on each of the servers asked for that it runs on.
-fn detector_runs(args: &DetectorsArgs) -> Vec<DetectorRun> {
-    detectors::runs(&args.spawn.targets(&all_servers()).0)
-}
-
 fn ran(out: &Path, what: &str, failures: usize) -> Ran {
     Ran {
         wrote: format!("{what} into {}", out.display()),
@@ -199,30 +226,8 @@ fn ran(out: &Path, what: &str, failures: usize) -> Ran {
     }
 }
 
-/// `redraw`: rewrites each folder's RESULTS.md and plots from its results.json, which it
-/// leaves as it is, and the README's block from the first folder's, if asked to.
+/// `redraw`: rewrites the views of the folders asked for (or of every results folder, the
+/// README's block and the pages' figures) from their records, measuring nothing.
 pub fn redraw(args: &RedrawArgs) -> Result<(), String> {
-    for (index, dir) in args.dirs.iter().enumerate() {
-        let cannot = |error: String| format!("cannot redraw {}: {error}", dir.display());
-        let json = std::fs::read_to_string(dir.join("results.json"))
-            .map_err(|error| cannot(error.to_string()))?;
-        let report: Report =
-            serde_json::from_str(&json).map_err(|error| cannot(error.to_string()))?;
-        (report.write_views(dir)).map_err(|error| cannot(error.to_string()))?;
-        if let (Some(readme), 0) = (&args.readme, index) {
-            redraw_readme(&report, readme).map_err(cannot)?;
-        }
-        eprintln!("redrew {}", dir.display());
-    }
-    Ok(())
-}
-
-/// The README's block from a report read back, which must be a complete default comparison.
-fn redraw_readme(report: &Report, readme: &Path) -> Result<(), String> {
-    if !report::readme::stands_for_readme(report) {
-        let why = report::readme::ONLY_COMPLETE;
-        return Err(format!("{} stays as it was: {why}", readme.display()));
-    }
-    report::readme::refresh(report, readme)
-        .map_err(|error| format!("cannot refresh {}: {error}", readme.display()))
+    args.plan().run(Path::new("."))
 }

@@ -3,7 +3,7 @@
 //! (indicatif); elsewhere, in a CI log or a pipe, it is a plain line per step.
 //!
 //! The time left comes from the plan, not from a guess: every step knows what its sleeps and
-//! the protocol's fixed waits add up to ([`crate::session::Step::estimate`]), so the whole
+//! the protocol's fixed waits add up to ([`crate::measure::session::Step::estimate`]), so the whole
 //! run's length is known before it starts. Steps rarely take exactly their estimate (starting
 //! servers, connecting thousands of sockets, a machine's noise), so the time left is the
 //! estimate of what remains scaled by how the steps done so far compared with theirs.
@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
-use crate::session::{Event, Failure, PAUSE, Step};
-use crate::target::Target;
+use crate::measure::session::{Event, Failure, PAUSE, Step};
+use crate::measure::target::Target;
+use crate::measure::units::whole_millis;
 
 /// One experiment of a run, as planned: its name, its steps and what they should take.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +26,15 @@ pub struct Stage {
 }
 
 impl Stage {
+    /// A stage of nothing to do, named `name`.
+    pub fn empty(name: String) -> Stage {
+        Stage {
+            name,
+            steps: 0,
+            estimate: Duration::ZERO,
+        }
+    }
+
     /// `steps` on each (target, reactor threads) pair of `schedule`, with [`PAUSE`] after
     /// each, as a stage named `name`.
     pub fn of<S: Step>(name: &str, schedule: &[(&Target, usize)], steps: &[S]) -> Stage {
@@ -234,11 +244,6 @@ pub fn clock(duration: Duration) -> String {
         let _ = write!(text, "{minutes}:{seconds:02}");
     }
     text
-}
-
-/// The bar counts whole milliseconds.
-fn whole_millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bench_client::burst::{self, Connect};
-use bench_client::http::Endpoint;
+use bench_client::measure::burst::{self, Connect};
+use bench_client::measure::http::Endpoint;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::service::service_fn;

@@ -4,8 +4,8 @@
 
 mod common;
 
-use bench_client::stats::Verdict;
-use bench_client::target::{SERVERS, ServerProcess};
+use bench_client::measure::stats::Verdict;
+use bench_client::measure::target::{SERVERS, ServerProcess};
 use common::{read_report, real_server, temp_dir};
 
 /// Runs the client to its end, once every server it may spawn is built.
@@ -223,7 +223,10 @@ fn connecting_before_the_burst_tells_the_same_story_and_reads_the_kernel() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = read_report(&dir);
-    assert_eq!(report.plan.connect, bench_client::burst::Connect::Before);
+    assert_eq!(
+        report.plan.connect,
+        bench_client::measure::burst::Connect::Before
+    );
     let verdicts: Vec<(&str, Verdict)> = report
         .cases
         .iter()

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_client::target::{self, SERVERS, ServerProcess, TargetError};
-use common::{bench_client, read_report, real_server, temp_dir};
+use bench_client::measure::target::{self, SERVERS, ServerProcess, TargetError};
+use common::{Running, bench_client, read_report, real_server, temp_dir};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -74,15 +74,17 @@ fn wait_for_line(child: &mut Child, needle: &str) -> Vec<String> {
 
 /// Starts `bench-client ARGS --out OUT` in the background and waits until its first server
 /// is running `/bad` (the client's progress line on stderr).
-fn start_mid_run(args: &[&str], out: &Path) -> Child {
-    let mut client = bench_client()
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+fn start_mid_run(args: &[&str], out: &Path) -> Running {
+    let mut client = Running(
+        bench_client()
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     wait_for_line(&mut client, "demo-axum /bad");
     client
 }

@@ -1,83 +1,76 @@
-//! The committed results were written by the code as it is now. Every results file records
-//! the code stamp of the binary that wrote it: a digest, made by `bench-client/build.rs`, of
-//! every source that measures or writes results (the bench client, the servers and their
-//! crates, the reference app, the build's settings, the scripts of the main job). A change
-//! to any of them changes the stamp, and this test fails until the main job has run again.
+//! The committed results were measured by the code as it is now. Every results file records
+//! the code stamp of its experiment: a digest, made by `bench-client/build.rs`, of the
+//! sources that measure it (`bench-client/src/stamps.rs` lists them: its own module, the
+//! measuring core, the servers and their crates, the reference app, the build's settings),
+//! not of those that write reports. A change to any of them makes that experiment's stamp
+//! change, and this test fails, naming each stale experiment and its command, until it has
+//! run again (`scripts/run.sh all --stale` reruns exactly those).
 
 use std::path::{Path, PathBuf};
 
-/// The stamp of the code this test was built from.
-const STAMP: &str = env!("BENCH_CODE_STAMP");
+use bench_client::job::{MAIN_JOB, RECORD};
+use bench_client::stale::{self, is_results_file, recorded_field, results_files};
 
-/// Every file under `dir` whose name ends in one of `extensions`.
-fn files_under(dir: &Path, extensions: &[&str], found: &mut Vec<PathBuf>) {
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every results file under `dir`.
+fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("a readable folder").flatten() {
         let path = entry.path();
         if path.is_dir() {
-            files_under(&path, extensions, found);
-        } else if (path.extension()).is_some_and(|ext| extensions.iter().any(|e| ext == *e)) {
+            files_under(&path, found);
+        } else if is_results_file(&path) {
             found.push(path);
         }
     }
 }
 
-/// The stamp a results file records: the environment's `code_stamp` in JSON, its line in
-/// Markdown.
-fn recorded_stamp(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    if path.extension()? == "json" {
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        return Some(json["environment"]["code_stamp"].as_str()?.to_owned());
-    }
-    let line = text
-        .lines()
-        .find_map(|line| line.strip_prefix("- code stamp: `"))?;
-    Some(line.split('`').next()?.to_owned())
-}
-
 #[test]
-fn every_committed_result_was_written_by_the_code_as_it_is() {
-    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
-    let mut files = Vec::new();
-    files_under(&results, &["json", "md"], &mut files);
-    assert!(
-        files.len() >= 20,
-        "too few results files under {}: {files:?}",
-        results.display()
-    );
-    let stale: Vec<String> = files
-        .iter()
-        .filter_map(|file| match recorded_stamp(file) {
-            Some(stamp) if stamp == STAMP => None,
-            found => Some(format!(
-                "{} ({})",
-                file.display(),
-                found.as_deref().unwrap_or("no stamp")
-            )),
-        })
-        .collect();
+fn every_experiment_was_measured_by_the_code_as_it_is() {
+    let root = repository();
+    let stale = stale::stale_experiments(&root);
+    let names: Vec<&str> = stale.iter().map(|one| one.experiment.name).collect();
     assert!(
         stale.is_empty(),
-        "results written by other code than this ({STAMP}); run the main job again \
-         (scripts/run.sh), or the experiment's own command listed in results/main-job.md:\n{}",
-        stale.join("\n")
+        "results measured by other code than this, {names:?}; rerun them with \
+         `scripts/run.sh all --stale`, or each with its command:\n{}",
+        stale::explain(&root, &stale)
     );
+}
+
+/// A results file no experiment of the job claims would never be found stale.
+#[test]
+fn every_results_file_belongs_to_an_experiment_of_the_job() {
+    let root = repository();
+    let mut files = Vec::new();
+    files_under(&root.join("results"), &mut files);
+    assert!(files.len() >= 20, "too few results files: {files:?}");
+    let claimed: Vec<PathBuf> = MAIN_JOB
+        .iter()
+        .flat_map(|experiment| results_files(&root, &experiment.results().1))
+        .chain([root.join(RECORD)])
+        .collect();
+    let unclaimed: Vec<&PathBuf> = files.iter().filter(|f| !claimed.contains(f)).collect();
+    assert!(unclaimed.is_empty(), "no experiment writes {unclaimed:?}");
 }
 
 #[test]
 fn a_file_without_the_stamp_or_with_another_is_told_apart() {
     let dir = std::env::temp_dir().join(format!("fresh-results-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let stamp = "0123456789abcdef";
     let write = |name: &str, text: String| {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        recorded_stamp(&path)
+        recorded_field(&path, "code_stamp", "code stamp")
     };
-    let json = format!(r#"{{"environment": {{"code_stamp": "{STAMP}"}}}}"#);
-    assert_eq!(write("a.json", json).as_deref(), Some(STAMP));
+    let json = format!(r#"{{"environment": {{"code_stamp": "{stamp}"}}}}"#);
+    assert_eq!(write("a.json", json).as_deref(), Some(stamp));
     assert_eq!(write("b.json", r#"{"environment": {}}"#.into()), None);
-    let markdown = format!("## Environment\n\n- date: x\n- code stamp: `{STAMP}`\n");
-    assert_eq!(write("c.md", markdown).as_deref(), Some(STAMP));
+    let markdown = format!("## Environment\n\n- date: x\n- code stamp: `{stamp}`\n");
+    assert_eq!(write("c.md", markdown).as_deref(), Some(stamp));
     assert_eq!(
         write("d.md", "- code stamp: `0123`\n".into()).as_deref(),
         Some("0123")

@@ -4,9 +4,10 @@
 //! Set `PLOT_SAMPLE_DIR=/some/dir` to also write the realistic figures there, to look at
 //! them (e.g. `rsvg-convert wall_ok_blocking.svg -o wall.png`).
 
+use bench_client::measure::timeline::{Span, Timeline};
 use bench_client::plot::timeline::{TimelineGrid, TimelineRow, timeline};
 use bench_client::plot::{LatencySamples, Series, latency_cdf, wall_vs_concurrency};
-use bench_client::timeline::{Span, Timeline};
+use bench_client::report::{Report, plots};
 
 const STACKS: [&str; 5] = [
     "demo-axum",
@@ -100,6 +101,7 @@ fn latency_samples() -> Vec<LatencySamples> {
             LatencySamples {
                 label: stack.to_string(),
                 latencies_ms,
+                failed: 0,
             }
         })
         .collect()
@@ -162,10 +164,57 @@ fn cdf_plot_is_well_formed_and_labelled() {
     let texts = texts(&svg);
     assert_has_text(&texts, title);
     assert_has_text(&texts, "latency (ms)");
-    assert_has_text(&texts, "fraction of samples at or below x");
+    assert_has_text(&texts, "fraction of pings answered within x");
+    assert_has_text(&texts, PROBE_TIMEOUT_LABEL);
     for stack in STACKS {
         assert_has_text(&texts, stack);
     }
+}
+
+/// The vertical mark's label on every ping CDF.
+const PROBE_TIMEOUT_LABEL: &str = "1 s: a Kubernetes probe's default timeout";
+
+/// The highest point (smallest y, in pixels) of the line drawn in `colour`.
+fn top_of_line(svg: &str, colour: &str) -> f64 {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    let line = doc.descendants().find(|n| {
+        n.has_tag_name("polyline")
+            && n.attribute("stroke")
+                .is_some_and(|c| c.eq_ignore_ascii_case(colour))
+    });
+    let points = line.and_then(|n| n.attribute("points")).expect("a line");
+    let ys = points.split_whitespace().map(|xy| {
+        let (_, y) = xy.split_once(',').expect("x,y");
+        y.parse::<f64>().unwrap()
+    });
+    ys.fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn failed_pings_keep_a_cdf_from_reaching_one() {
+    let answered: Vec<f64> = (1..=50).map(|k| k as f64 * 40.0).collect();
+    let samples = [
+        LatencySamples {
+            label: "every ping answered".into(),
+            latencies_ms: answered.clone(),
+            failed: 0,
+        },
+        LatencySamples {
+            label: "half failed".into(),
+            latencies_ms: answered,
+            failed: 50,
+        },
+    ];
+    let svg = latency_cdf("pings", &samples).unwrap();
+    keep_sample("cdf_failed.svg", &svg);
+    let texts = texts(&svg);
+    assert_has_text(&texts, "every ping answered");
+    assert_has_text(&texts, "half failed: 50 of 100 got no answer");
+    assert_has_text(&texts, PROBE_TIMEOUT_LABEL);
+    // The first series is blue, the second vermillion; y grows downwards. The complete
+    // curve climbs to 1, the other to 0.5: half the plot's height lower.
+    let (full, half) = (top_of_line(&svg, "#0072B2"), top_of_line(&svg, "#D55E00"));
+    assert!(half - full > 100.0, "tops at {full} and {half} px");
 }
 
 #[test]
@@ -200,6 +249,7 @@ fn empty_inputs_draw_a_note_instead_of_panicking() {
     let no_samples = [LatencySamples {
         label: "demo-axum".into(),
         latencies_ms: vec![],
+        failed: 0,
     }];
     let svg = latency_cdf("nothing", &no_samples).unwrap();
     assert_has_text(&texts(&svg), "demo-axum (no data)");
@@ -235,14 +285,17 @@ fn single_points_and_zero_values_do_not_panic() {
         LatencySamples {
             label: "one".into(),
             latencies_ms: vec![3.0],
+            failed: 0,
         },
         LatencySamples {
             label: "zeros".into(),
             latencies_ms: vec![0.0, 0.0, -1.0, f64::INFINITY],
+            failed: 1,
         },
         LatencySamples {
             label: "all equal".into(),
             latencies_ms: vec![5.0; 100],
+            failed: 0,
         },
     ];
     let svg = latency_cdf("odd samples", &odd_samples).unwrap();
@@ -295,7 +348,8 @@ fn rects_filled(svg: &str, colour: &str) -> usize {
 fn the_timeline_draws_every_request_and_names_every_panel() {
     let (bad, ok) = (case_timeline(true), case_timeline(false));
     let grid = TimelineGrid {
-        title: "10 concurrent requests of 500 ms".into(),
+        title: "When each request and ping was answered".into(),
+        subtitle: "10 concurrent requests of 500 ms".into(),
         columns: vec![
             ("/bad".into(), "sleeps on the reactor".into()),
             ("/ok-await".into(), "awaits the runtime's timer".into()),
@@ -331,4 +385,63 @@ fn the_timeline_draws_every_request_and_names_every_panel() {
         assert_has_text(&texts, wanted);
     }
     assert_has_text(&texts, "5");
+    assert_has_text(&texts, "When each request and ping was answered");
+    assert_has_text(&texts, "10 concurrent requests of 500 ms");
+    // Each measured panel says when its answers came.
+    let count = |wanted: &str| texts.iter().filter(|t| *t == wanted).count();
+    assert_eq!(count("10 answers, from 0.5 s to 5.0 s"), 2);
+    assert_eq!(count("10 answers, all at 0.5 s"), 1);
+}
+
+/// The committed comparison, as `redraw` reads it.
+fn committed_report() -> Report {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/results.json");
+    let json = std::fs::read_to_string(path).expect("results/results.json");
+    serde_json::from_str(&json).expect("a report")
+}
+
+#[test]
+fn the_cut_timeline_shows_the_glance_stacks_only() {
+    let report = committed_report();
+    let figures = plots::timelines(&report).unwrap();
+    let names: Vec<&str> = figures.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, [plots::TIMELINE, plots::TIMELINE_GLANCE]);
+    let (full, glance) = (texts(&figures[0].1), texts(&figures[1].1));
+    keep_sample("timeline-glance.svg", &figures[1].1);
+    for target in report.targets() {
+        assert_has_text(&full, target);
+        let shown = glance.iter().any(|t| t == target);
+        assert_eq!(shown, plots::GLANCE.contains(&target), "{target}");
+    }
+    let all = report.targets().len();
+    let title = format!("When each request and ping was answered, on 3 of the {all} stacks");
+    assert_has_text(&glance, &title);
+    // Every measured panel of the cut figure carries its note: 3 stacks × the routes.
+    let is_note = |t: &&String| {
+        let count = t
+            .split_once(" answer")
+            .map(|(count, _)| count.parse::<usize>());
+        count.is_some_and(|count| count.is_ok())
+    };
+    let notes = glance.iter().filter(is_note).count();
+    assert_eq!(notes, 3 * report.plan.routes.len());
+}
+
+#[test]
+fn the_cdfs_of_the_committed_comparison_count_their_failed_pings() {
+    let report = committed_report();
+    for route in plots::cdf_routes(&report) {
+        let texts = texts(&plots::latency_cdf(&report, route).unwrap());
+        assert_has_text(&texts, PROBE_TIMEOUT_LABEL);
+        let cases = report.cases.iter().filter(|case| case.route == route);
+        for open in cases.filter_map(|case| case.open_loop.as_ref()) {
+            let failed = open.scheduled - open.raw_ms.len();
+            let said = format!(": {failed} of {} got no answer", open.scheduled);
+            assert_eq!(
+                texts.iter().any(|t| t.ends_with(&said)),
+                failed > 0,
+                "{route}: {said}"
+            );
+        }
+    }
 }

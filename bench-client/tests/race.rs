@@ -4,10 +4,10 @@
 
 mod common;
 
-use bench_client::arrival::{self, ArrivalPlan, ArrivalTrial, Point};
-use bench_client::burst::Connect;
-use bench_client::race::{self, Outcome, RacePlan};
-use bench_client::target::{self, Target};
+use bench_client::experiments::race::arrival::{self, ArrivalPlan, ArrivalTrial, Point};
+use bench_client::experiments::race::{self, Outcome, RacePlan};
+use bench_client::measure::burst::Connect;
+use bench_client::measure::target::{self, Target};
 use demo_contract::variant::RACE_VARIANTS;
 
 const SLEEP_MS: u64 = 40;

@@ -4,15 +4,15 @@
 
 use std::path::Path;
 
-use bench_client::bench::{Case, Plan};
-use bench_client::burst::ErrorCount;
-use bench_client::environment::Environment;
-use bench_client::probe::ProbeRecord;
+use bench_client::experiments::comparison::{Case, Plan};
+use bench_client::measure::burst::ErrorCount;
+use bench_client::measure::environment::Environment;
+use bench_client::measure::probe::ProbeRecord;
+use bench_client::measure::session::{Confounders, Failure};
+use bench_client::measure::stalls::StallsSeen;
+use bench_client::measure::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
+use bench_client::measure::work::WorkPath;
 use bench_client::report::{Report, Timing, write_atomically};
-use bench_client::session::{Confounders, Failure};
-use bench_client::stalls::StallsSeen;
-use bench_client::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
-use bench_client::work::WorkPath;
 
 fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
     ProbeRecord::of(

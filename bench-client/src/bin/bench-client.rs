@@ -1,11 +1,12 @@
 //! `bench-client`: the full comparison by default; `--help` explains the experiment.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use bench_client::cli::{Cli, Command};
 use bench_client::command::{self, Ran};
-use bench_client::job;
 use bench_client::progress::Progress;
+use bench_client::{job, stale};
 use clap::Parser as _;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -30,14 +31,12 @@ fn main() -> ExitCode {
         .expect("a tokio runtime");
     runtime.block_on(until_signalled(async {
         match &cli.command {
-            Some(Command::All) => {
-                let done = job::run().await;
-                let failed = done
-                    .iter()
-                    .filter(|experiment| !experiment.complete())
-                    .count();
-                eprintln!("wrote {}", job::RECORD);
-                Ok(failed)
+            Some(Command::All(args)) => {
+                let done = match args.stale {
+                    true => stale::run(Path::new(".")).await,
+                    false => job::run().await,
+                };
+                Ok(done.iter().filter(|done| !done.complete()).count())
             }
             _ => run_one(&cli).await,
         }
@@ -46,9 +45,9 @@ fn main() -> ExitCode {
 
 /// One experiment, shown in a progress view of its own.
 async fn run_one(cli: &Cli) -> Result<usize, String> {
-    let stage = command::stage(cli, command::title(cli)).expect("a command that measures");
-    let mut progress = Progress::single(stage);
-    let ran = command::run(cli, command_line(), &mut progress, true).await;
+    let planned = command::plan(cli).expect("a command that measures");
+    let mut progress = Progress::single(planned.stage(command::title(cli)));
+    let ran = planned.run(command_line(), &mut progress, true).await;
     progress.finish();
     let Ran { wrote, failures } = ran?;
     eprintln!("wrote {wrote}");

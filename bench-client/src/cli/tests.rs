@@ -1,7 +1,8 @@
 //! The command line's tests: what each flag parses to, and what it refuses.
 
 use super::*;
-use crate::target::SERVERS;
+use crate::experiments::sweep::SweepPlan;
+use crate::measure::target::SERVERS;
 use demo_contract::Route;
 
 fn parse(args: &[&str]) -> Result<Cli, clap::Error> {

@@ -9,7 +9,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{HEIGHT, PlotError, WIDTH};
+use super::{HEIGHT, Mark, PlotError, WIDTH};
 
 /// Okabe–Ito's seven colours, distinct for readers with the common colour-vision
 /// deficiencies, then two of Paul Tol's muted scheme: one colour for each of the nine
@@ -29,6 +29,11 @@ pub(super) const PALETTE: [RGBColor; 9] = [
 const DOT_RADIUS: i32 = 3;
 /// The reference line is grey and dashed: a guide, not a measurement.
 pub(super) const REFERENCE_COLOUR: RGBColor = RGBColor(110, 110, 110);
+
+/// A mark such as the probe timeout: dark red, apart from the series' colours.
+const MARK_COLOUR: RGBColor = RGBColor(160, 20, 20);
+/// The band above the plot that holds the marks' labels, in pixels.
+const MARK_BAND: u32 = 22;
 
 pub(super) const FONT: &str = "sans-serif";
 /// plotters writes `font-size = size / PLOTTERS_FONT_SCALE` into the SVG; the sizes below
@@ -51,6 +56,8 @@ pub struct Figure<'a> {
     pub x_desc: &'a str,
     pub y_desc: &'a str,
     pub lines: Vec<Line>,
+    /// Vertical lines with their meaning, e.g. a probe's timeout.
+    pub marks: Vec<Mark>,
     /// False when no series has a drawable point: the figure then carries a "no data" note.
     pub has_data: bool,
     /// Where the legend goes: a corner the figure's lines leave empty.
@@ -101,11 +108,10 @@ impl Figure<'_> {
         {
             let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
             root.fill(&WHITE)?;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(self.title, (FONT, title_size(self.title)))
-                .margin(12)
-                // The last x tick label is centred on the right edge: leave it room.
-                .margin_right(30)
+            let mut chart = ChartBuilder::on(&self.titled(&root)?)
+                // Room between the title and the plot for the marks' labels, off the curves
+                // and the legend.
+                .margin_top(if self.marks.is_empty() { 0 } else { MARK_BAND })
                 .x_label_area_size(55)
                 .y_label_area_size(80)
                 .build_cartesian_2d(x.log_scale(), y)?;
@@ -125,6 +131,9 @@ impl Figure<'_> {
             for line in &self.lines {
                 draw_line(&mut chart, line)?;
             }
+            for mark in &self.marks {
+                draw_mark(&root, &chart, mark)?;
+            }
             if !self.has_data {
                 draw_no_data_note(chart.plotting_area())?;
             }
@@ -141,6 +150,21 @@ impl Figure<'_> {
             root.present()?;
         }
         Ok(svg)
+    }
+}
+
+impl Figure<'_> {
+    /// The figure's title drawn at the top of `root`, within its margins; the area under it.
+    fn titled<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<DrawingArea<DB, plotters::coord::Shift>, PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        // The last x tick label is centred on the right edge: leave it room.
+        let framed = root.margin(12, 12, 12, 30);
+        Ok(framed.titled(self.title, (FONT, title_size(self.title)))?)
     }
 }
 
@@ -187,6 +211,38 @@ where
                 .legend(move |(x, y)| DashedPathElement::new([(x, y), (x + 20, y)], 5, 3, style));
         }
     }
+    Ok(())
+}
+
+/// A mark's line, dark and dashed across the plot and up into the band above it, where its
+/// label ends at the line.
+fn draw_mark<'a, DB, X, Y>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    chart: &ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    mark: &Mark,
+) -> Result<(), PlotError>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let y = chart.y_range();
+    let (x, top) = chart.backend_coord(&(mark.x, y.end));
+    let (_, bottom) = chart.backend_coord(&(mark.x, y.start));
+    let style = MARK_COLOUR.stroke_width(2);
+    let band_top = top - MARK_BAND as i32;
+    root.draw(&DashedPathElement::new(
+        [(x, band_top), (x, bottom)],
+        6,
+        4,
+        style,
+    ))?;
+    let label = TextStyle::from((FONT, TICK_LABEL_SIZE).into_font())
+        .color(&MARK_COLOUR)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    let at = (x - 6, band_top + MARK_BAND as i32 / 2);
+    root.draw(&Text::new(mark.label.clone(), at, label))?;
     Ok(())
 }
 

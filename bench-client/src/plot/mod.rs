@@ -80,11 +80,61 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// The raw latency samples of one stack, in milliseconds, in any order.
+/// The raw latency samples of one stack, in milliseconds, in any order, and how many more
+/// never got an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencySamples {
     pub label: String,
     pub latencies_ms: Vec<f64>,
+    /// Pings (or requests) that failed: they count in the whole as if they took forever, so
+    /// the curve stops short of 1 by their share and the legend says how many.
+    pub failed: usize,
+}
+
+impl LatencySamples {
+    /// The samples that can be drawn, the failures aside.
+    fn answered(&self) -> usize {
+        self.latencies_ms.iter().filter(|ms| ms.is_finite()).count()
+    }
+
+    /// The legend's words: the label, and "k of n got no answer" when some failed.
+    fn legend(&self) -> String {
+        match self.failed {
+            0 => self.label.clone(),
+            failed => {
+                let all = self.answered() + failed;
+                format!("{}: {failed} of {all} got no answer", self.label)
+            }
+        }
+    }
+
+    /// The CDF's steps over every sample, failures included: the answered share at the end.
+    fn steps(&self) -> Vec<(f64, f64)> {
+        let answered = self.answered();
+        let share = answered as f64 / (answered + self.failed).max(1) as f64;
+        let points = cdf_points(&self.latencies_ms).into_iter();
+        points.map(|(x, y)| (x, y * share)).collect()
+    }
+}
+
+/// A vertical line across a figure at `x`, with its meaning written beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+}
+
+impl Mark {
+    /// The line a probe's answer must come before: Kubernetes' default probe timeout.
+    pub fn probe_timeout() -> Mark {
+        Mark {
+            x: crate::experiments::race::PROBE_TIMEOUT_MS,
+            label: format!(
+                "{} s: a Kubernetes probe's default timeout",
+                crate::experiments::race::PROBE_TIMEOUT_MS / 1000.0
+            ),
+        }
+    }
 }
 
 /// Why a figure could not be produced.
@@ -146,6 +196,7 @@ pub fn wall_vs_concurrency(
         x_desc: "concurrent requests (N)",
         y_desc: "wall time (ms)",
         lines,
+        marks: Vec::new(),
         has_data,
         // The lines rise to the right: the upper left stays empty.
         legend: SeriesLabelPosition::UpperLeft,
@@ -153,35 +204,36 @@ pub fn wall_vs_concurrency(
     figure.render(x, y.log_scale(), log_tick)
 }
 
-/// The empirical CDF of latency samples, one line per stack: x is the latency in ms (log
-/// axis), y the fraction of that stack's samples at or below it (0 to 1).
+/// The empirical CDF of ping latencies, one line per stack: x is the latency in ms (log
+/// axis), y the fraction of that stack's pings answered within x (0 to 1), with the
+/// [probe timeout](Mark::probe_timeout) marked.
 ///
-/// A curve that rises steeply and early is a stack whose requests are all fast; a curve that
-/// crawls along the right edge is a heavy tail. Samples at or below zero are clamped to
-/// [`LOG_FLOOR`], non-finite ones skipped (see the module documentation).
+/// A curve that rises steeply and early is a stack whose pings are all fast; a curve that
+/// crawls along the right edge is a heavy tail; a curve that ends below 1 lost pings, which
+/// the legend counts. Samples at or below zero are clamped to [`LOG_FLOOR`], non-finite ones
+/// skipped (see the module documentation).
 pub fn latency_cdf(title: &str, samples: &[LatencySamples]) -> Result<String, PlotError> {
-    cdf(
-        title,
-        "latency (ms)",
-        "fraction of samples at or below x",
-        samples,
-    )
+    let axes = ("latency (ms)", "fraction of pings answered within x");
+    cdf(title, axes, samples, Some(&Mark::probe_timeout()))
 }
 
 /// The empirical CDF of samples in ms, one line per stack, as [`latency_cdf`] draws it, with
-/// the axes described as given.
+/// the axes (x, y) described as given and an optional vertical mark.
+///
+/// Failed samples count in each stack's whole as if they had taken forever: its curve rises
+/// only to the answered share and runs flat from its last sample to the right edge.
 pub fn cdf(
     title: &str,
-    x_desc: &str,
-    y_desc: &str,
+    (x_desc, y_desc): (&str, &str),
     samples: &[LatencySamples],
+    mark: Option<&Mark>,
 ) -> Result<String, PlotError> {
-    let lines: Vec<Line> = samples
+    let mut lines: Vec<Line> = samples
         .iter()
         .enumerate()
         .map(|(i, s)| Line {
-            label: s.label.clone(),
-            points: cdf_points(&s.latencies_ms),
+            label: s.legend(),
+            points: s.steps(),
             kind: LineKind::Data {
                 colour: colour(i),
                 // Thousands of steps: dots would only blot the line.
@@ -190,14 +242,30 @@ pub fn cdf(
         })
         .collect();
     let has_data = lines.iter().any(|l| !l.points.is_empty());
-    let x = x_range(&lines, DEFAULT_LATENCY_MS);
-
+    let mark_x = mark.map(|m| (m.x, 0.0));
+    let x = match (mark_x, has_data) {
+        (Some(at), true) => log_range(
+            lines
+                .iter()
+                .flat_map(|l| &l.points)
+                .chain([&at])
+                .map(|p| p.0),
+        ),
+        _ => x_range(&lines, DEFAULT_LATENCY_MS),
+    };
+    // The failures' plateau: a line that stops short of 1 runs on to the right edge.
+    for (line, s) in lines.iter_mut().zip(samples) {
+        if let (Some(&(_, top)), true) = (line.points.last(), s.failed > 0) {
+            line.points.push((x.end, top));
+        }
+    }
     let legend = cdf_legend(&lines, &x);
     let figure = Figure {
         title,
         x_desc,
         y_desc,
         lines,
+        marks: mark.into_iter().cloned().collect(),
         has_data,
         legend,
     };

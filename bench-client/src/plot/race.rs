@@ -6,7 +6,7 @@
 //! axis from 0 to N: near 1 the ping got in between every sleep, near N it waited behind the
 //! whole burst. The rows follow the report's tallies (each connect mode in turn, every stack
 //! at each), the colour tells the connect mode apart, and the dashed guides are the race's
-//! verdict lines ([`Outcome::of`](crate::race::Outcome::of)): 1.5 sleeps and 0.8 × (N − 1).
+//! verdict lines ([`Outcome::of`](crate::experiments::race::Outcome::of)): 1.5 sleeps and 0.8 × (N − 1).
 //!
 //! A trial that failed has no verdict and no dot (RACE.md counts them). The dots are
 //! semi-transparent and jittered up or down by an amount fixed by the trial's index, so that
@@ -23,8 +23,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::PlotError;
 use super::figure::{FONT, REFERENCE_COLOUR, colour, draw_no_data_note};
-use crate::burst::Connect;
-use crate::race::{INTERLEAVED_BELOW, Outcome, RaceReport, Tally, WAITED_FOR_ALL_SHARE};
+use crate::experiments::race::{
+    INTERLEAVED_BELOW, Outcome, RaceReport, Tally, WAITED_FOR_ALL_SHARE,
+};
+use crate::measure::burst::Connect;
 
 /// About what a repository page shows, as the timeline's figure.
 const WIDTH: u32 = 900;
@@ -127,7 +129,8 @@ pub fn race(report: &RaceReport) -> Result<String, PlotError> {
         + BOTTOM_MARGIN;
     let plan = &report.plan;
     let title = format!(
-        "The health check's slowest wait, per trial: {} concurrent /bad sleeping {} ms",
+        "Closed-loop ping (the original's pinger): its slowest wait per trial, \
+         {} concurrent /bad × {} ms",
         plan.concurrency, plan.sleep_ms
     );
     let mut svg = String::new();
@@ -180,7 +183,10 @@ where
         .build_cartesian_2d(sleeps.clone(), bottom..top)?;
     chart
         .configure_mesh()
-        .x_desc("closed-loop ping's slowest wait (sleeps)")
+        .x_desc(format!(
+            "the closed-loop ping's slowest wait, in sleeps of {} ms",
+            report.plan.sleep_ms
+        ))
         // Whole sleeps, at most a dozen labels: plotters steps them by 1, 2 or 5 × 10^k.
         .x_labels(12)
         .x_label_formatter(&|sleeps| format!("{sleeps}"))
@@ -215,7 +221,8 @@ fn row_label(tally: &Tally) -> String {
     }
 }
 
-/// Each row a faint line through its centre, with its stack's name left of the plot.
+/// Each row a faint line through its centre, with its stack's name left of the plot in its
+/// connect mode's colour; a darker line between the connect modes' blocks of rows.
 fn draw_rows<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &mut Strips<'_, DB>,
@@ -226,19 +233,27 @@ where
 {
     let rows = report.tallies.len();
     let x_range = chart.x_range();
-    let name = text_style(LABEL_SIZE, BLACK, Pos::new(HPos::Right, VPos::Center));
+    let right = Pos::new(HPos::Right, VPos::Center);
     for (row, tally) in report.tallies.iter().enumerate() {
         let height = row_height(row, rows);
         let ends = [(x_range.start, height), (x_range.end, height)];
         chart.draw_series([PathElement::new(ends, BLACK.mix(0.12).stroke_width(1))])?;
         let (x, y) = chart.backend_coord(&(x_range.start, height));
-        root.draw(&Text::new(row_label(tally), (x - 10, y), name.clone()))?;
+        let name = text_style(LABEL_SIZE, connect_colour(tally.connect), right);
+        root.draw(&Text::new(row_label(tally), (x - 10, y), name))?;
+        let new_block = row > 0 && report.tallies[row - 1].connect != tally.connect;
+        if new_block {
+            let between = height + 0.5;
+            let ends = [(x_range.start, between), (x_range.end, between)];
+            chart.draw_series([PathElement::new(ends, BLACK.mix(0.5).stroke_width(1))])?;
+        }
     }
     Ok(())
 }
 
-/// The verdict lines, dashed, with the outcome each side names: "got in between every sleep"
-/// left of 1.5 sleeps, "waited for all" right of 0.8 × (N − 1).
+/// The verdict lines, dashed, with the outcome each zone names: "got in between every sleep"
+/// left of 1.5 sleeps, "got in somewhere" between the lines, "waited for all" right of
+/// 0.8 × (N − 1).
 fn draw_guides<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &mut Strips<'_, DB>,
@@ -265,6 +280,9 @@ where
     let fits = APPROX_SMALL_CHAR_W * between.chars().count() as i32 + 8;
     let between_end = (left - 6).max(fits);
     root.draw(&Text::new(between, (between_end, y), label(HPos::Right)))?;
+    let middle = (left + right) / 2;
+    let somewhere = "got in somewhere";
+    root.draw(&Text::new(somewhere, (middle, y), label(HPos::Center)))?;
     root.draw(&Text::new(
         "waited for all",
         (right + 6, y),
@@ -314,8 +332,8 @@ fn text_style(size: u32, colour: RGBColor, pos: Pos) -> TextStyle<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment::Environment;
-    use crate::race::{RacePlan, Trial, tally};
+    use crate::experiments::race::{RacePlan, Trial, tally};
+    use crate::measure::environment::Environment;
 
     fn trial(target: &str, connect: Connect, index: usize, sleeps: f64) -> Trial {
         let plan = RacePlan::default();
@@ -387,6 +405,8 @@ mod tests {
         assert!(svg.contains(connect_label(Connect::During)));
         assert!(svg.contains(connect_label(Connect::Before)));
         assert!(svg.contains("got in between every sleep"));
+        assert!(svg.contains("got in somewhere"));
+        assert!(svg.contains("closed-loop ping"));
         assert!(svg.contains("waited for all"));
         assert!(!svg.contains("no data to plot"));
     }

@@ -12,6 +12,9 @@
 //!   its answer, with a faint line to the answer when that took longer than
 //!   [`PROMPT_MS`]; a failed ping is a black cross.
 //!
+//! Above the bars, each panel says in words when its answers came ("10 answers, from 0.5 s
+//! to 5.0 s", or "all at 5.0 s"), from the same data, so that a caption need not claim it.
+//!
 //! The colour classes are the health check's: answered promptly, answered late, and later
 //! than [`PROBE_TIMEOUT_MS`], Kubernetes' default probe timeout, where a liveness probe
 //! would have counted a failure.
@@ -22,25 +25,28 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+mod legend;
+
 use super::PlotError;
 use super::figure::{FONT, PALETTE, REFERENCE_COLOUR};
-use crate::timeline::{Span, Timeline};
+use crate::measure::timeline::{Span, Timeline};
+use legend::draw_legend;
 
 /// A ping answered within this many ms was answered promptly.
 pub const PROMPT_MS: f64 = 10.0;
-/// Kubernetes' default probe timeout (`timeoutSeconds: 1`): a ping slower than this would
-/// have failed a liveness probe.
-pub const PROBE_TIMEOUT_MS: f64 = 1000.0;
+/// Kubernetes' default probe timeout: a ping slower than this would have failed a probe.
+pub use crate::experiments::race::PROBE_TIMEOUT_MS;
 
 /// The figure's width in pixels: about what a repository page shows, so text stays legible.
 const WIDTH: u32 = 960;
-const TITLE_H: u32 = 34;
+/// The title and, under it, the subtitle.
+const TITLE_H: u32 = 58;
 const HEADER_H: u32 = 42;
 /// The stack names, left of the panels.
 const LABEL_W: u32 = 176;
 const RIGHT_MARGIN: u32 = 14;
 const PANEL_GAP: u32 = 18;
-const ROW_H: u32 = 96;
+const ROW_H: u32 = 112;
 const ROW_GAP: u32 = 10;
 /// The time axis under the last row, its labels and their description.
 const AXIS_H: u32 = 48;
@@ -64,11 +70,15 @@ const GUIDE: RGBColor = REFERENCE_COLOUR;
 const OPEN_LANE: f64 = 0.8;
 const CLOSED_LANE: f64 = 2.4;
 const REQUESTS: Range<f64> = 3.6..14.0;
+/// The top of a panel: above the requests, a line for the note on their answers.
+const PANEL_TOP: f64 = 16.4;
 
-/// One figure: the title, the columns' headings (route, what it does), the rows.
+/// One figure: the title and subtitle, the columns' headings (route, what it does), the
+/// rows.
 #[derive(Debug)]
 pub struct TimelineGrid<'a> {
     pub title: String,
+    pub subtitle: String,
     pub columns: Vec<(String, String)>,
     pub rows: Vec<TimelineRow<'a>>,
     /// One sleep, in ms: drawn as a dashed guide, where a concurrent burst ends.
@@ -135,6 +145,9 @@ pub fn timeline(grid: &TimelineGrid) -> Result<String, PlotError> {
             ((WIDTH / 2) as i32, 17),
             title,
         ))?;
+        let subtitle = text_style(HEADER_SIZE - 2, BLACK, centred);
+        let at = ((WIDTH / 2) as i32, 42);
+        root.draw(&Text::new(grid.subtitle.clone(), at, subtitle))?;
         for (column, (route, runs)) in grid.columns.iter().enumerate() {
             let x = (LABEL_W + column as u32 * (panel_w + PANEL_GAP) + panel_w / 2) as i32;
             let y = TITLE_H as i32;
@@ -194,7 +207,7 @@ where
     let right = Pos::new(HPos::Right, VPos::Center);
     let x = (LABEL_W - 8) as i32;
     // The panel's units map to pixels from the bottom of the row up.
-    let y_of = |units: f64| (top as f64 + ROW_H as f64 * (1.0 - units / REQUESTS.end)) as i32;
+    let y_of = |units: f64| (top as f64 + ROW_H as f64 * (1.0 - units / PANEL_TOP)) as i32;
     let name_y = y_of((REQUESTS.start + REQUESTS.end) / 2.0);
     root.draw(&Text::new(
         row.label.clone(),
@@ -224,7 +237,7 @@ where
 {
     let mut chart = ChartBuilder::on(area)
         .x_label_area_size(if with_axis { AXIS_H - 22 } else { 0 })
-        .build_cartesian_2d(time.clone(), 0.0..REQUESTS.end)?;
+        .build_cartesian_2d(time.clone(), 0.0..PANEL_TOP)?;
     let step = tick_step(time.end);
     let ticks = ((time.end / step).round() as usize) + 1;
     let mut mesh = chart.configure_mesh();
@@ -258,6 +271,10 @@ where
         ))?;
         return Ok(());
     };
+    let note = text_style(SMALL_SIZE, BLACK, Pos::new(HPos::Right, VPos::Center));
+    let at = (time.end, (REQUESTS.end + PANEL_TOP) / 2.0);
+    let text = answers_note(&timeline.requests, sleep_ms);
+    chart.draw_series([Text::new(text, at, note)])?;
     draw_requests(&mut chart, &timeline.requests)?;
     draw_pings(&mut chart, &timeline.closed_loop, CLOSED_LANE)?;
     draw_pings(&mut chart, &timeline.open_loop, OPEN_LANE)?;
@@ -269,6 +286,30 @@ type Panel<'a, DB> = ChartContext<
     DB,
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
+
+/// When the answers came, in words: "10 answers, all at 5.0 s" when they came within half a
+/// sleep of each other, else "10 answers, from 0.5 s to 5.0 s"; and how many failed.
+pub fn answers_note(requests: &[Span], sleep_ms: f64) -> String {
+    let seconds = |ms: f64| format!("{:.1} s", ms / 1000.0);
+    let answers = requests
+        .iter()
+        .filter(|span| span.ok)
+        .map(|span| span.ended_ms);
+    let (first, last) = answers.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), ms| {
+        (lo.min(ms), hi.max(ms))
+    });
+    let answered = requests.iter().filter(|span| span.ok).count();
+    let when = match answered {
+        0 => "no answer".to_owned(),
+        1 => format!("1 answer, at {}", seconds(last)),
+        n if last - first < sleep_ms / 2.0 => format!("{n} answers, all at {}", seconds(last)),
+        n => format!("{n} answers, from {} to {}", seconds(first), seconds(last)),
+    };
+    match requests.len() - answered {
+        0 => when,
+        failed => format!("{when}; {failed} failed"),
+    }
+}
 
 /// Each request a bar in a lane of its own, the first answered at the top: a serialised
 /// burst is then a staircase. (The requests leave together, so their order says nothing.)
@@ -326,57 +367,6 @@ where
     Ok(())
 }
 
-/// What the marks mean, under the time axis.
-fn draw_legend<DB: DrawingBackend>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-    top: u32,
-    sleep_ms: f64,
-) -> Result<(), PlotError>
-where
-    DB::ErrorType: 'static,
-{
-    let left = Pos::new(HPos::Left, VPos::Center);
-    let style = text_style(SMALL_SIZE, BLACK, left);
-    let (y1, y2) = (top as i32 + 14, top as i32 + 36);
-    let mut x = 12;
-    root.draw(&Rectangle::new(
-        [(x, y1 - 4), (x + 22, y1 + 4)],
-        REQUEST.filled(),
-    ))?;
-    let request_text = "a request, sent to answered (black: failed)";
-    root.draw(&Text::new(request_text, (x + 28, y1), style.clone()))?;
-    x = 380;
-    let guide = DashedPathElement::new(
-        [(x + 11, y1 - 8), (x + 11, y1 + 8)],
-        4,
-        3,
-        GUIDE.stroke_width(1),
-    );
-    root.draw(&guide)?;
-    root.draw(&Text::new(
-        format!("one sleep ({sleep_ms} ms)"),
-        (x + 22, y1),
-        style.clone(),
-    ))?;
-    x = 12;
-    let classes = [
-        (PROMPT, format!("ping answered within {PROMPT_MS} ms")),
-        (LATE, format!("within {} s", PROBE_TIMEOUT_MS / 1000.0)),
-        (
-            TIMED_OUT,
-            format!("later: a {} s probe fails", PROBE_TIMEOUT_MS / 1000.0),
-        ),
-    ];
-    for (colour, text) in classes {
-        root.draw(&Circle::new((x + 4, y2), 4, colour.filled()))?;
-        root.draw(&Text::new(text.clone(), (x + 14, y2), style.clone()))?;
-        x += 22 + (text.chars().count() as i32) * 7;
-    }
-    root.draw(&Cross::new((x + 4, y2), 4, BLACK.stroke_width(1)))?;
-    root.draw(&Text::new("ping failed", (x + 14, y2), style))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,6 +395,7 @@ mod tests {
         };
         let grid = TimelineGrid {
             title: String::new(),
+            subtitle: String::new(),
             columns: vec![("/bad".into(), "sleeps on the reactor".into())],
             rows: vec![TimelineRow {
                 label: "demo-axum".into(),
@@ -418,5 +409,23 @@ mod tests {
         assert_eq!(time_label(2000.0), "2");
         assert_eq!(time_label(500.0), "0.5");
         assert_eq!(time_label(-0.0), "0");
+    }
+
+    #[test]
+    fn the_note_says_when_the_answers_came() {
+        let staircase: Vec<Span> = (1..=10).map(|k| span(0.0, 500.0 * k as f64)).collect();
+        assert_eq!(
+            answers_note(&staircase, 500.0),
+            "10 answers, from 0.5 s to 5.0 s"
+        );
+        let together = vec![span(0.0, 5007.0); 10];
+        assert_eq!(answers_note(&together, 500.0), "10 answers, all at 5.0 s");
+        let mut failed = together.clone();
+        failed[3].ok = false;
+        assert_eq!(
+            answers_note(&failed, 500.0),
+            "9 answers, all at 5.0 s; 1 failed"
+        );
+        assert_eq!(answers_note(&failed[3..4], 500.0), "no answer; 1 failed");
     }
 }

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use super::sections::{failures, heading};
 use super::text::{cell, whole};
-use crate::detectors::{BASELINE, CostRound, DETECTORS, DetectorsReport, Verdict};
-use crate::stats::spread;
+use crate::experiments::detectors::{BASELINE, CostRound, DETECTORS, DetectorsReport, Verdict};
+use crate::measure::stats::spread;
 
 /// `DETECTORS.md`.
 pub fn detectors_markdown(report: &DetectorsReport) -> String {
@@ -39,8 +39,8 @@ fn parameters(report: &DetectorsReport) -> String {
         cpu = plan.cpu_ms,
         held = plan.held_ms,
         trials = plan.held_trials,
-        listen = crate::detectors::LISTEN_AFTER.as_millis(),
-        threshold = crate::detectors::THRESHOLD_MS,
+        listen = crate::experiments::detectors::LISTEN_AFTER.as_millis(),
+        threshold = crate::experiments::detectors::THRESHOLD_MS,
     )
 }
 
@@ -93,7 +93,7 @@ fn costs(report: &DetectorsReport) -> String {
         rounds = plan.cost_rounds,
         n = plan.cost_concurrency,
         sleep = plan.sleep_ms,
-        every = crate::bench::defaults::PING_EVERY_MS,
+        every = crate::experiments::comparison::defaults::PING_EVERY_MS,
     );
     for verdict in detected(&report.verdicts) {
         let baseline = (report.verdicts.iter())

@@ -4,11 +4,11 @@
 
 use super::Report;
 use super::text::{kernel_note, latency_range, range, reactor_threads, signed_range};
-use crate::bench;
-use crate::bench::Case;
-use crate::stalls::StallsSeen;
-use crate::stats::{OpenLoopStats, PingStats, Verdict};
-use crate::work::WorkPath;
+use crate::experiments::comparison;
+use crate::experiments::comparison::Case;
+use crate::measure::stalls::StallsSeen;
+use crate::measure::stats::{OpenLoopStats, PingStats, Verdict};
+use crate::measure::work::WorkPath;
 
 /// Every finding of `report`, route by route, at each thread count.
 pub fn findings(report: &Report) -> Vec<String> {
@@ -62,7 +62,7 @@ fn verdict_finding(report: &Report, at: &str, route: WorkPath, cases: &[&Case]) 
     let plan = &report.plan;
     let serialised = names(cases, |case| case.verdict == Verdict::Serialised);
     let verdicts = verdicts(cases);
-    let ideals = bench::ideals(
+    let ideals = comparison::ideals(
         route,
         plan.concurrency,
         cases[0].sleep_ms,
@@ -72,7 +72,7 @@ fn verdict_finding(report: &Report, at: &str, route: WorkPath, cases: &[&Case]) 
         Some(_) => format!(
             "{:.0} ms, the fastest it can be on {} cores, and {:.0} ms on one",
             ideals.best_ms,
-            bench::cores(),
+            comparison::cores(),
             ideals.serialised_ms
         ),
         None if serialised.is_empty() => format!("one sleep of {} ms", plan.sleep_ms),

@@ -1,6 +1,6 @@
 //! Reports: what a run measured, as records (the JSON schema), and every output made from
 //! them, one module per output. (At rest's record, [`RestReport`], is its experiment's own,
-//! in [`crate::rest`], which assembles it: here are only the files written from it.)
+//! in [`crate::experiments::rest`], which assembles it: here are only the files written from it.)
 //!
 //! - [`terminal`]: the original bench's block per case, as each case ends;
 //! - [`results_md`]: `RESULTS.md`, the comparison's tables;
@@ -11,6 +11,8 @@
 //! - [`sections`]: the sections those three documents share (heading, failures);
 //! - [`findings`]: plain sentences read from the figures;
 //! - [`readme`]: the README's results block;
+//! - [`pages`]: the figures blocks of the README and the lesson pages, copied from results;
+//! - [`redraw`]: every view rewritten from the committed records, measuring nothing;
 //! - [`plots`]: which figures a report draws, and from which figures;
 //! - [`files`]: writing it all, atomically;
 //! - [`text`]: how numbers and names are printed in all of them.
@@ -18,9 +20,11 @@
 pub mod detectors_md;
 pub mod files;
 pub mod findings;
+pub mod pages;
 pub mod plots;
 pub mod race_md;
 pub mod readme;
+pub mod redraw;
 pub mod rest_md;
 pub mod results_md;
 pub mod sections;
@@ -30,19 +34,24 @@ pub mod text;
 
 use std::path::Path;
 
-pub use crate::bench::{Report, Timing};
-pub use crate::detectors::DetectorsReport;
-pub use crate::race::RaceReport;
-pub use crate::rest::RestReport;
-pub use crate::sweep::SweepReport;
+pub use crate::experiments::comparison::{Report, Timing};
+pub use crate::experiments::detectors::DetectorsReport;
+pub use crate::experiments::race::RaceReport;
+pub use crate::experiments::rest::RestReport;
+pub use crate::experiments::sweep::SweepReport;
 pub use files::write_atomically;
 
 impl RaceReport {
-    /// Writes `RACE.md`, `race.json` and the plot of the trials into `dir`.
+    /// Writes `race.json`, `RACE.md` and the plot of the trials into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("race.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `RACE.md` and the plot, drawn from `race.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let plot = crate::plot::race::race(self).map_err(std::io::Error::other)?;
         let outputs = [
-            ("race.json".to_owned(), files::json(self)),
             ("RACE.md".to_owned(), race_md::race_markdown(self)),
             (plots::RACE.to_owned(), plot),
         ];
@@ -51,27 +60,29 @@ impl RaceReport {
 }
 
 impl DetectorsReport {
-    /// Writes `DETECTORS.md` and `detectors.json` into `dir`.
+    /// Writes `detectors.json` and `DETECTORS.md` into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let outputs = [
-            ("detectors.json".to_owned(), files::json(self)),
-            (
-                "DETECTORS.md".to_owned(),
-                detectors_md::detectors_markdown(self),
-            ),
-        ];
-        files::write_all(dir, &outputs)
+        files::write_all(dir, &[("detectors.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `DETECTORS.md`, drawn from `detectors.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
+        let markdown = detectors_md::detectors_markdown(self);
+        files::write_all(dir, &[("DETECTORS.md".to_owned(), markdown)])
     }
 }
 
 impl RestReport {
-    /// Writes `REST.md` and `rest.json` into `dir`.
+    /// Writes `rest.json` and `REST.md` into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let outputs = [
-            ("rest.json".to_owned(), files::json(self)),
-            ("REST.md".to_owned(), rest_md::rest_markdown(self)),
-        ];
-        files::write_all(dir, &outputs)
+        files::write_all(dir, &[("rest.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `REST.md`, drawn from `rest.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("REST.md".to_owned(), rest_md::rest_markdown(self))])
     }
 }
 
@@ -104,20 +115,22 @@ impl Report {
     /// leaving `results.json` as it is.
     pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let mut outputs = plots::latency_cdfs(self).map_err(std::io::Error::other)?;
-        if let Some(timeline) = plots::timeline(self) {
-            let svg = timeline.map_err(std::io::Error::other)?;
-            outputs.push((plots::TIMELINE.to_owned(), svg));
-        }
+        outputs.extend(plots::timelines(self).map_err(std::io::Error::other)?);
         outputs.push(("RESULTS.md".to_owned(), self.to_markdown()));
         files::write_all(dir, &outputs)
     }
 }
 
 impl SweepReport {
-    /// Writes `SWEEP.md`, `sweep.json` and one plot per route into `dir`.
+    /// Writes `sweep.json`, `SWEEP.md` and one plot per route into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("sweep.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `SWEEP.md` and the plots, drawn from `sweep.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let mut outputs = plots::sweep_plots(self).map_err(std::io::Error::other)?;
-        outputs.push(("sweep.json".to_owned(), files::json(self)));
         outputs.push(("SWEEP.md".to_owned(), sweep_md::sweep_markdown(self)));
         files::write_all(dir, &outputs)
     }

@@ -4,11 +4,11 @@
 
 use super::text::{reactor_threads, verdict};
 use super::{Report, SweepReport};
-use crate::bench::Case;
+use crate::experiments::comparison::Case;
+use crate::measure::stats::{OpenLoopStats, Verdict};
+use crate::measure::work::WorkPath;
 use crate::plot::timeline::{TimelineGrid, TimelineRow};
 use crate::plot::{self, LatencySamples, PlotError, Series};
-use crate::stats::{OpenLoopStats, Verdict};
-use crate::work::WorkPath;
 
 /// The file name of a route's latency CDF, e.g. `ping-cdf-bad.svg`.
 pub fn cdf_name(route: &str) -> String {
@@ -46,18 +46,21 @@ pub fn cdf_routes(report: &Report) -> Vec<&'static str> {
 }
 
 /// One route's latency CDF: the open-loop probe's samples (every scheduled ping, so a stall
-/// shows at its true weight), one line per stack, at the first thread count.
+/// shows at its true weight, and a ping that got no answer counts as one that never came),
+/// one line per stack, at the first thread count.
 pub fn latency_cdf(report: &Report, route: &str) -> Result<String, PlotError> {
     let samples: Vec<LatencySamples> = cdf_cases(report, route)
         .map(|(case, open)| LatencySamples {
-            label: cdf_label(case, open),
+            label: cdf_label(case),
             latencies_ms: open.raw_ms.clone(),
+            failed: open.scheduled.saturating_sub(open.raw_ms.len()),
         })
         .collect();
     let plan = &report.plan;
     let threads = plan.threads.first().copied().unwrap_or(1);
     let title = format!(
-        "{route}: /ping latency from its scheduled send, {} concurrent × {} ms, {}",
+        "How long a /ping every {} ms waited during {} concurrent {route} of {} ms, {}",
+        plan.ping_every_ms,
         plan.concurrency,
         plan.sleep_ms,
         reactor_threads(threads)
@@ -65,44 +68,73 @@ pub fn latency_cdf(report: &Report, route: &str) -> Result<String, PlotError> {
     plot::latency_cdf(&title, &samples)
 }
 
-/// A stack's line in a CDF: its name, and what failed, since the line then stands on fewer
-/// samples or on a burst that was not the plan's.
-fn cdf_label(case: &Case, open: &OpenLoopStats) -> String {
-    let mut label = case.target.clone();
-    if case.verdict == Verdict::Failed {
-        label.push_str(&format!(" (requests {})", verdict(case)));
+/// A stack's line in a CDF: its name, and whether its requests failed, since the line then
+/// stands on a burst that was not the plan's. (The figure counts the failed pings.)
+fn cdf_label(case: &Case) -> String {
+    match case.verdict {
+        Verdict::Failed => format!("{} (requests {})", case.target, verdict(case)),
+        _ => case.target.clone(),
     }
-    if open.errors > 0 {
-        label.push_str(&format!(
-            " ({} of {} pings answered)",
-            open.answered, open.scheduled
-        ));
-    }
-    label
 }
 
-/// The timeline figure's file name.
+/// The timeline figure's file name: every stack.
 pub const TIMELINE: &str = "timeline.svg";
+
+/// The cut timeline's file name: [`GLANCE`]'s stacks, for the README.
+pub const TIMELINE_GLANCE: &str = "timeline-glance.svg";
+
+/// The stacks of the cut timeline: one Rust stack on epoll, the io_uring stack whose
+/// `/bad` answers differ from the others', and FastAPI on uvloop, the reader's own stack.
+pub const GLANCE: [&str; 3] = ["demo-axum", "demo-ntex", "fastapi-uvloop"];
 
 /// The race's figure: each trial's slowest closed-loop wait.
 pub const RACE: &str = "race.svg";
 
-/// The timeline of every case at the first thread count: a row per target, a column per
-/// route. `None` when no case carries a timeline (results from before it was recorded).
-pub fn timeline(report: &Report) -> Option<Result<String, PlotError>> {
+/// The cases at the first thread count that carry a timeline.
+fn timeline_cases(report: &Report) -> Vec<&Case> {
     let threads = report.plan.threads.first().copied();
-    let cases = report
-        .cases
-        .iter()
-        .filter(|case| Some(case.reactor_threads) == threads);
-    let cases: Vec<&Case> = cases.filter(|case| case.timeline.is_some()).collect();
-    if cases.is_empty() {
-        return None;
-    }
+    let cases = report.cases.iter();
+    cases
+        .filter(|case| Some(case.reactor_threads) == threads && case.timeline.is_some())
+        .collect()
+}
+
+/// The timeline figures, as (file name, SVG): every stack's, and, for the comparison the
+/// README stands on, the cut one of [`GLANCE`]'s stacks (when it has at least two of them).
+/// None from results written before timelines were recorded.
+pub fn timelines(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
+    let cases = timeline_cases(report);
     let mut targets = report.targets();
     targets.retain(|target| cases.iter().any(|case| case.target == *target));
+    if targets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all = targets.len();
+    let title = format!("When each request and ping was answered, on all {all} stacks");
+    let mut figures = vec![(
+        TIMELINE.to_owned(),
+        timeline(report, &cases, &targets, title)?,
+    )];
+    let glance: Vec<&str> = GLANCE.into_iter().filter(|t| targets.contains(t)).collect();
+    if glance.len() >= 2 && super::readme::stands_for_readme(report) {
+        let shown = glance.len();
+        let title =
+            format!("When each request and ping was answered, on {shown} of the {all} stacks");
+        let svg = timeline(report, &cases, &glance, title)?;
+        figures.push((TIMELINE_GLANCE.to_owned(), svg));
+    }
+    Ok(figures)
+}
+
+/// The timeline of `targets`' cases: a row per target, a column per route.
+fn timeline(
+    report: &Report,
+    cases: &[&Case],
+    targets: &[&str],
+    title: String,
+) -> Result<String, PlotError> {
     let routes = &report.plan.routes;
-    let rows = targets.into_iter().map(|target| TimelineRow {
+    let rows = targets.iter().map(|&target| TimelineRow {
         label: target.to_owned(),
         panels: (routes.iter())
             .map(|route| {
@@ -114,13 +146,15 @@ pub fn timeline(report: &Report) -> Option<Result<String, PlotError>> {
             .collect(),
     });
     let plan = &report.plan;
+    let threads = plan.threads.first().copied().unwrap_or(1);
     let grid = TimelineGrid {
-        title: format!(
+        title,
+        subtitle: format!(
             "{} concurrent requests of {} ms per route, a ping every {} ms, {}",
             plan.concurrency,
             plan.sleep_ms,
             plan.ping_every_ms,
-            reactor_threads(threads.unwrap_or(1))
+            reactor_threads(threads)
         ),
         columns: (routes.iter())
             .map(|route| (route.path().to_owned(), route.route().runs().to_owned()))
@@ -128,7 +162,7 @@ pub fn timeline(report: &Report) -> Option<Result<String, PlotError>> {
         rows: rows.collect(),
         sleep_ms: plan.sleep_ms as f64,
     };
-    Some(plot::timeline::timeline(&grid))
+    plot::timeline::timeline(&grid)
 }
 
 /// Every latency CDF of a report, as (file name, SVG).
@@ -165,13 +199,15 @@ pub fn completions_plot_name(route: WorkPath) -> String {
 pub fn completions_plot(sweep: &SweepReport, route: WorkPath) -> Result<String, PlotError> {
     let points = sweep.points.iter().filter(|p| p.route == route.path());
     let Some(n) = points.clone().map(|p| p.n).max() else {
-        return plot::latency_cdf(&format!("{route}: no point ran"), &[]);
+        let axes = ("completion time (ms)", "fraction of requests done");
+        return plot::cdf(&format!("{route}: no point ran"), axes, &[], None);
     };
     let samples: Vec<LatencySamples> = points
         .filter(|p| p.n == n)
         .map(|p| LatencySamples {
             label: p.target.clone(),
             latencies_ms: p.completions_ms.clone(),
+            failed: p.n.saturating_sub(p.completions_ms.len()),
         })
         .collect();
     let plan = &sweep.plan;
@@ -180,12 +216,11 @@ pub fn completions_plot(sweep: &SweepReport, route: WorkPath) -> Result<String, 
         plan.sleep_ms,
         reactor_threads(plan.threads)
     );
-    plot::cdf(
-        &title,
+    let axes = (
         "completion time from the first send (ms)",
         "fraction of requests done",
-        &samples,
-    )
+    );
+    plot::cdf(&title, axes, &samples, None)
 }
 
 /// The sweep's ideal for `route` as a guide line, where the plan tells it.
@@ -222,10 +257,10 @@ pub fn sweep_plots(sweep: &SweepReport) -> Result<Vec<(String, String)>, PlotErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::environment::Environment;
-    use crate::session::Confounders;
-    use crate::stats::RequestTimes;
-    use crate::sweep::{Point, SweepPlan};
+    use crate::experiments::sweep::{Point, SweepPlan};
+    use crate::measure::environment::Environment;
+    use crate::measure::session::Confounders;
+    use crate::measure::stats::RequestTimes;
 
     #[test]
     fn series_follow_the_points_that_ran() {
@@ -242,7 +277,7 @@ mod tests {
             confounders: Confounders::default(),
         };
         let sweep = SweepReport {
-            environment: Environment::capture(),
+            environment: Environment::capture(crate::stamps::SWEEP),
             plan: SweepPlan::default(),
             command: "bench-client sweep".into(),
             points: vec![

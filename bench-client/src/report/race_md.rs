@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use super::plots::RACE;
 use super::sections::{failures, heading};
 use super::text::{cell, connect_text};
-use crate::arrival::{ArrivalTally, Point};
-use crate::burst::ErrorCount;
-use crate::race::{FlipReport, PROBE_TIMEOUT_MS, RaceReport, Tally};
+use crate::experiments::race::arrival::{ArrivalTally, Point};
+use crate::experiments::race::{FlipReport, PROBE_TIMEOUT_MS, RaceReport, Tally};
+use crate::measure::burst::ErrorCount;
 
 /// The outcome tables' header.
 const TABLE_HEADER: &str = "| stack | connect | trials | got in between every sleep \

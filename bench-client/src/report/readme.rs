@@ -7,9 +7,9 @@ use std::path::Path;
 use super::Report;
 use super::text::{latency_range, range};
 use super::write_atomically;
-use crate::bench::{Case, Plan};
-use crate::stats::Verdict;
-use crate::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
+use crate::experiments::comparison::{Case, Plan};
+use crate::measure::stats::Verdict;
+use crate::measure::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 
 /// Why a report was left out of the README: only a complete run of the full default
 /// comparison stands for it.
@@ -31,12 +31,12 @@ pub fn block(report: &Report) -> String {
     let plan = &report.plan;
     let _ = write!(
         out,
-        "\nEach cell: the wall time of {n} concurrent requests in sleeps of {sleep} ms (1: side \
-         by side; {n}: one after another); the open-loop `/ping` (one every {every} ms on \
-         schedule, timed from when it should have left) at p50 and p99, in ms; and the pings \
-         that failed. A Rust cell gives the range over its stacks. Measured by `{command}` on \
-         {date} ({cpu}, {cores} cores), commit `{commit}`; every table, with the environment, \
-         in [results/RESULTS.md](results/RESULTS.md).\n",
+        "\nEach cell: the wall time of {n} concurrent requests, in sleeps of {sleep} ms (1: side \
+         by side;\n{n}: one after another); the open-loop `/ping` (one every {every} ms, timed \
+         from when it should have left)\nat p50 / p99, in ms; the pings that failed. A Rust \
+         cell gives the range over its stacks.\nMeasured by `{command}` on {date} ({cpu}, \
+         {cores} cores), code stamp `{stamp}`;\nevery table, with the environment, in \
+         [results/RESULTS.md](results/RESULTS.md).\n",
         n = plan.concurrency,
         sleep = plan.sleep_ms,
         every = plan.ping_every_ms,
@@ -44,10 +44,7 @@ pub fn block(report: &Report) -> String {
         date = environment.date.get(..10).unwrap_or(&environment.date),
         cpu = environment.cpu,
         cores = environment.cores,
-        commit = environment
-            .git_commit
-            .get(..12)
-            .unwrap_or(&environment.git_commit),
+        stamp = environment.code_stamp,
     );
     let discontinued = (environment.crates.iter()).filter(|entry| entry.contains("discontinued"));
     for entry in discontinued {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::sections::{failures, heading};
 use super::text::{cell, cpu_cells, kernel_note, whole, with_failed};
-use crate::rest::{RestPoint, RestReport};
+use crate::experiments::rest::{RestPoint, RestReport};
 use demo_contract::variant::{VARIANTS, Variant};
 
 /// The latency table's header.

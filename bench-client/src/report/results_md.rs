@@ -12,10 +12,10 @@ use super::text::{
     cell, connect_text, kernel_note, latency, stalls, times_ideal, verdict, where_it_ran,
     with_failed,
 };
-use crate::bench::{Case, HEAD_START};
-use crate::fixtures::FileCache;
-use crate::session::Failure;
-use crate::stats::{OVERLAP_LINE, PingStats};
+use crate::experiments::comparison::{Case, HEAD_START};
+use crate::measure::fixtures::FileCache;
+use crate::measure::session::Failure;
+use crate::measure::stats::{OVERLAP_LINE, PingStats};
 use demo_contract::DEFAULT_STALL_MS;
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
@@ -92,7 +92,7 @@ fn parameters(report: &Report) -> String {
 }
 
 /// The hidden blockers' fixtures, if the plan used them.
-fn fixtures_text(plan: &crate::bench::Plan) -> String {
+fn fixtures_text(plan: &crate::experiments::comparison::Plan) -> String {
     if !plan.needs_fixtures() {
         return String::new();
     }

@@ -9,7 +9,7 @@ use super::sections::{failures, heading};
 use super::text::{
     connect_text, cpu_cells, kernel_note, latency, reactor_threads, times_ideal, whole, with_failed,
 };
-use crate::work::WorkPath;
+use crate::measure::work::WorkPath;
 
 /// `SWEEP.md`: environment, parameters, one table per route (stacks × N), the plots.
 pub fn sweep_markdown(sweep: &SweepReport) -> String {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::text::{latency, where_it_ran, with_failed};
-use crate::bench::Case;
+use crate::experiments::comparison::Case;
 
 /// The original bench's block for one case.
 pub fn block(case: &Case) -> String {

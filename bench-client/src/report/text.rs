@@ -1,11 +1,11 @@
 //! How figures and names are printed, the same in every table, finding and legend.
 
-use crate::bench::Case;
-use crate::burst::Connect;
-use crate::cpu::CpuUse;
-use crate::kernel::TcpCounters;
-use crate::stalls::StallsSeen;
-use crate::stats::Verdict;
+use crate::experiments::comparison::Case;
+use crate::measure::burst::Connect;
+use crate::measure::cpu::CpuUse;
+use crate::measure::kernel::TcpCounters;
+use crate::measure::stalls::StallsSeen;
+use crate::measure::stats::Verdict;
 
 /// A latency, or any short time, in ms for a table: one decimal, two below 1 ms (loopback
 /// pings take tens of µs); "-" for none.

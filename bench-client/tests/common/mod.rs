@@ -2,10 +2,11 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
 
+use bench_client::measure::target;
 use bench_client::report::Report;
-use bench_client::target;
 
 /// The bench-client binary under test.
 pub fn bench_client() -> Command {
@@ -67,4 +68,60 @@ pub fn real_server(name: &str) -> PathBuf {
 pub fn read_report(dir: &Path) -> Report {
     let json = std::fs::read_to_string(dir.join("results.json")).expect("results.json is written");
     serde_json::from_str(&json).expect("results.json parses as a report")
+}
+
+/// Says that `test` cannot run because of `missing`: it fails unless `ALLOW_SKIPS=1`, and is
+/// then counted as skipped by `scripts/test.sh` (the convention of `demo_testkit::skip`,
+/// which these tests cannot depend on: the test kit depends on the bench client).
+pub fn skip(test: &str, missing: &str) {
+    use std::io::Write as _;
+    let allowed = std::env::var("ALLOW_SKIPS").is_ok_and(|value| value == "1");
+    assert!(
+        allowed,
+        "{test} cannot run: {missing}. Set ALLOW_SKIPS=1 to run the other tests without it"
+    );
+    eprintln!("{test}: skipped, {missing}");
+    if let Some(log) = std::env::var_os("SKIPPED_TESTS_LOG") {
+        let mut file = (std::fs::OpenOptions::new().create(true).append(true))
+            .open(log)
+            .expect("the skipped tests' log");
+        file.write_all(format!("{missing}\t{test}\n").as_bytes())
+            .expect("the skipped tests' log");
+    }
+}
+
+/// A bench client running in the background, stopped when the value is dropped (a failed
+/// assertion's too): SIGTERM, which makes it stop its servers, then SIGKILL if it is still
+/// there 5 s later.
+#[derive(Debug)]
+pub struct Running(pub Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && matches!(self.0.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

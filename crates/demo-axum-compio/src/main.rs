@@ -21,7 +21,7 @@
 //!   `utils/mod.rs`, compio-io's `read_to_end_at`). No blocking pool and no io-wq thread
 //!   for a cached file: the kernel copies from the page cache on this thread, as system time
 //!   of its `io_uring_enter`, so each `READ` still holds the reactor for its copy.
-//! - Stalls and events: as in `demo-axum` (`for_axum::watch_request`, which also marks the
+//! - Stalls and events: as in `demo-axum` (`for_axum::watch_layer`, which also marks the
 //!   reactor thread, `for_compio::Accepts`).
 //!
 //! Why `SendWrapper`: axum wants every handler's future to be `Send`, as on tokio's
@@ -37,7 +37,6 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use compio::net::TcpStream;
 use cyper_core::HyperStream;
@@ -211,7 +210,7 @@ fn main() -> std::io::Result<()> {
     let app = app
         .fallback(unmatched)
         .method_not_allowed_fallback(unmatched)
-        .layer(from_fn_with_state(demo, for_axum::watch_request))
+        .layer(for_axum::watch_layer(demo))
         .with_state(demo);
     // Threads, listeners, signals and the blocking pool: `for_compio::run`.
     for_compio::run(demo, &args, app)

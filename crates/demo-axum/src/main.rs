@@ -15,15 +15,15 @@
 //!   `/ok-db-await` sqlx's `SqlitePool` (a worker thread per connection), and
 //!   `/ok-file-await` `tokio::fs::read`, which is `std::fs::read` on the blocking pool
 //!   (tokio's `fs/read.rs`: without io_uring, `asyncify`, i.e. `spawn_blocking`).
-//! - Stalls: a middleware times every poll of every request under the route axum matched
-//!   (`for_axum::watch_request`, `--stall-ms`); `GET /stalls` reports them. The same
-//!   middleware marks the reactor thread, for the file routes, which read no `?ms=`.
+//! - Stalls: reactor-watch's tower layer times every poll of every request under the route
+//!   axum matched (`for_axum::watch_layer`, `--stall-ms`); `GET /stalls` reports them, and
+//!   `--health-port` serves `GET /health` from a thread of its own. The same layer marks the
+//!   reactor thread, for the file routes, which read no `?ms=`.
 //! - Events: `for_axum::serve` is `axum::serve` recording, with `--events`, each accept and
 //!   each request's start and end; `GET /events` reports them.
 
 use axum::Router;
 use axum::extract::State;
-use axum::middleware::from_fn_with_state;
 use axum::routing::get;
 use demo_contract::for_axum::{self, unmatched};
 use demo_contract::for_tokio::{self, Shutdown};
@@ -195,7 +195,7 @@ fn main() -> std::io::Result<()> {
     let app = app
         .fallback(unmatched)
         .method_not_allowed_fallback(unmatched)
-        .layer(from_fn_with_state(demo, for_axum::watch_request))
+        .layer(for_axum::watch_layer(demo))
         .with_state(demo);
 
     runtime.block_on(async {

@@ -54,6 +54,12 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_STALL_MS, value_parser = clap::value_parser!(u64).range(0..=MAX_STALL_MS))]
     pub stall_ms: u64,
 
+    /// Serve GET /health on 127.0.0.1:PORT from a thread no reactor runs (0 picks a free port,
+    /// printed on stdout after the readiness line as `health on http://HOST:PORT/health`): 503
+    /// naming the route while a request's poll holds its thread past --stall-ms, 200 otherwise
+    #[arg(long, value_name = "PORT")]
+    pub health_port: Option<u16>,
+
     /// Record the server's order of events: each connection accepted, each handler started and
     /// ended (microseconds since start, client port, path); GET /events reads and drains it
     #[arg(long)]
@@ -90,7 +96,15 @@ impl Args {
             .bin_name(stack.server)
             .about(stack.about);
         let matches = command.try_get_matches_from_mut(args)?;
-        Args::from_arg_matches(&matches).map_err(|error| error.format(&mut command))
+        let args = Args::from_arg_matches(&matches).map_err(|error| error.format(&mut command))?;
+        if args.health_port.is_some() && args.stall_ms == 0 {
+            // With the detector off, the health check could only ever answer 200: a lie.
+            return Err(command.error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--health-port needs the stall detector: --stall-ms must not be 0",
+            ));
+        }
+        Ok(args)
     }
 
     /// The address to bind.
@@ -129,6 +143,7 @@ mod tests {
         assert_eq!(args.blocking_threads, None, "the runtime's own pool size");
         assert_eq!(args.stall_ms, 100, "asyncio's slow_callback_duration");
         assert!(!args.events, "no order of events unless asked");
+        assert_eq!(args.health_port, None, "no health check unless asked");
         assert_eq!((args.upstream, args.db, args.file), (None, None, None));
     }
 
@@ -148,6 +163,8 @@ mod tests {
             "--stall-ms",
             "250",
             "--events",
+            "--health-port",
+            "0",
             "--upstream",
             "127.0.0.1:9000",
             "--db",
@@ -165,6 +182,7 @@ mod tests {
         assert_eq!(args.blocking_threads, Some(3));
         assert_eq!(args.stall_ms, 250);
         assert!(args.events);
+        assert_eq!(args.health_port, Some(0));
         for edge in ["0", "60000"] {
             let args = parse(&["--stall-ms", edge]).unwrap();
             assert_eq!(args.stall_ms, edge.parse::<u64>().unwrap());
@@ -194,6 +212,8 @@ mod tests {
             &["--upstream", "localhost"],
             &["--upstream", "127.0.0.1"],
             &["--db"],
+            &["--health-port", "70000"],
+            &["--health-port", "0", "--stall-ms", "0"],
         ] {
             let error = parse(bad).unwrap_err();
             assert_eq!(error.exit_code(), 2, "{bad:?}");
@@ -213,6 +233,7 @@ mod tests {
         assert!(help.contains("/events"), "{help}");
         assert!(help.contains("/ok-cpu-pool"), "{help}");
         assert!(help.contains("--upstream <HOST:PORT>"), "{help}");
+        assert!(help.contains("--health-port <PORT>"), "{help}");
         assert!(help.contains("/ok-file-await"), "{help}");
     }
 }

@@ -1,5 +1,5 @@
 //! axum glue: [`Sleep`] as an extractor, the bodies as responses, the JSON fallback, the
-//! stall detector's middleware (which also marks the reactor thread), and [`serve`], which
+//! stall detector's layer (which also marks the reactor thread), and [`serve`], which
 //! records the order of events (`--events`).
 
 use std::io;
@@ -13,6 +13,8 @@ use axum::http::{Method, StatusCode, Uri, header};
 use axum::middleware::{AddExtension, Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::serve::{IncomingStream, Listener, Serve};
+use reactor_watch::Label;
+use reactor_watch::tower::WatchLayer;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::body::to_json;
@@ -94,26 +96,22 @@ pub async fn events(State(demo): State<Demo>) -> EventsBody {
     demo.events()
 }
 
-/// Middleware (`axum::middleware::from_fn_with_state`, added with `Router::layer` so that it
-/// runs after routing): times every poll of the rest of the request, handler included, under
-/// the route axum matched (`MatchedPath`; none in the fallback).
+/// The layer (reactor-watch's tower [`WatchLayer`], added with `Router::layer`, which axum
+/// applies to each route and fallback, so after routing) that times every poll of the rest of
+/// the request, handler included, under the route axum matched (`MatchedPath`; none in the
+/// fallback).
 ///
-/// It also marks the thread as a reactor thread ([`reactor::mark`]): this runs inside every
-/// request's future, which only reactor threads poll, and starts the handler in the same
-/// poll. So the routes that read no `?ms=` (the file routes), and hence never call
+/// Its label function also marks the thread as a reactor thread ([`reactor::mark`]): it runs
+/// in the layer's `call`, inside every request's future, which only reactor threads poll. So
+/// the routes that read no `?ms=` (the file routes), and hence never call
 /// [`Demo::mark_reactor_and_read_sleep`], report `on_reactor` truthfully too.
-pub async fn watch_request(
-    State(demo): State<Demo>,
-    matched: Option<MatchedPath>,
-    req: Request,
-    next: Next,
-) -> Response {
-    reactor::mark();
-    let label = demo.watch.label(
-        req.method().as_str(),
-        matched.as_ref().map(MatchedPath::as_str),
-    );
-    demo.watch.wrap(label, next.run(req)).await
+pub fn watch_layer(demo: Demo) -> WatchLayer<impl Fn(&Request) -> Label + Clone> {
+    WatchLayer::new(demo.watch.watch().clone(), move |req: &Request| {
+        reactor::mark();
+        let matched = req.extensions().get::<MatchedPath>();
+        demo.watch
+            .label(req.method().as_str(), matched.map(MatchedPath::as_str))
+    })
 }
 
 /// `axum::serve(listener, app)`, with the order of events recorded when `--events` asks for it:

@@ -11,10 +11,11 @@
 use std::io;
 use std::net::SocketAddr;
 use std::thread;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::connect_info::Connected;
-use compio::driver::ProactorBuilder;
+use compio::driver::{DriverType, ProactorBuilder};
 use compio::net::{TcpListener, TcpStream};
 use compio::runtime::{Runtime, RuntimeBuilder};
 use cyper_axum::IncomingStream;
@@ -22,7 +23,7 @@ use nix::sys::signal::Signal;
 
 use crate::for_axum::{Peer, with_events};
 use crate::shutdown::Shutdown;
-use crate::variant::COMPIO_EVENT_INTERVAL_1;
+use crate::variant::{COMPIO_EPOLL, COMPIO_EVENT_INTERVAL_1, COMPIO_SQPOLL};
 use crate::{Args, Demo, exit_without_io_uring};
 
 /// The label `/ping` reports.
@@ -77,8 +78,8 @@ pub fn run(demo: Demo, args: &Args, app: Router) -> io::Result<()> {
     served
 }
 
-/// One runtime's settings, the same on every thread: the shared blocking pool, and the
-/// variant [`COMPIO_EVENT_INTERVAL_1`].
+/// One runtime's settings, the same on every thread: io_uring, the shared blocking pool, and
+/// the variants [`COMPIO_EVENT_INTERVAL_1`], [`COMPIO_EPOLL`] and [`COMPIO_SQPOLL`].
 fn runtime_builder(args: &Args) -> RuntimeBuilder {
     let mut proactor = ProactorBuilder::new();
     if let Some(pool) = args.blocking_threads {
@@ -86,6 +87,16 @@ fn runtime_builder(args: &Args) -> RuntimeBuilder {
     }
     // Made once here; every runtime built from a clone of this builder reuses it.
     proactor.force_reuse_thread_pool();
+    // Named, so that the fusion driver never falls back to epoll without saying so.
+    proactor.driver_type(if COMPIO_EPOLL.requested(args) {
+        DriverType::Poll
+    } else {
+        DriverType::IoUring
+    });
+    if COMPIO_SQPOLL.requested(args) {
+        // Longer than a burst's gaps between submissions: the kernel thread stays awake.
+        proactor.sqpoll_idle(Duration::from_secs(1));
+    }
     let mut builder = Runtime::builder();
     builder.with_proactor(proactor);
     if COMPIO_EVENT_INTERVAL_1.requested(args) {

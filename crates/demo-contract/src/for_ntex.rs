@@ -11,7 +11,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use ntex::client::error::ClientBuilderError;
 use ntex::client::{Client, Connector};
 use ntex::http::{HttpService, StatusCode};
-use ntex::rt::{BlockFuture, Reactor, Runner, RuntimeBuilder, System, uring, with_reactor};
+use ntex::io::IoConfig;
+use ntex::rt::{
+    BlockFuture, Reactor, Runner, RuntimeBuilder, System, polling, uring, with_reactor,
+};
 use ntex::server::Stream;
 use ntex::service::cfg::SharedCfg;
 use ntex::service::{Middleware, Service, ServiceCtx};
@@ -22,7 +25,7 @@ use ntex::web::{
 
 use crate::blockers::UPSTREAM_TIMEOUT;
 use crate::body::to_json;
-use crate::variant::NTEX_EVENT_INTERVAL_2;
+use crate::variant::{NTEX_DIRECT_WRITE, NTEX_EPOLL, NTEX_EVENT_INTERVAL_2};
 use crate::{
     ApiError, Args, CpuWork, Demo, EventsBody, IoWork, Pong, Route, SHUTDOWN_GRACE, Sleep,
     StallsJson, Work, exit_without_io_uring,
@@ -256,15 +259,17 @@ where
 /// - `--events`: each connection's `accepted` is recorded in ntex-server's `on_accept`, which
 ///   runs on the worker when it takes the connection, as actix-web's `on_connect` does.
 pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::Result<()> {
-    if let Err(error) = uring::Reactor::new(URING_ENTRIES) {
+    let epoll = NTEX_EPOLL.requested(args);
+    if !epoll && let Err(error) = uring::Reactor::new(URING_ENTRIES) {
         exit_without_io_uring(demo.stack, error);
     }
-    let runner = Uring {
+    let runner = Neon {
         event_interval: if NTEX_EVENT_INTERVAL_2.requested(args) {
             2
         } else {
             61
         },
+        epoll,
     };
     let mut system = System::build()
         .name(demo.stack.server)
@@ -276,6 +281,7 @@ pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::
     let listener = crate::listen(args.addr())?;
     let addr = listener.local_addr()?;
     let threads = args.threads;
+    let direct_write = NTEX_DIRECT_WRITE.requested(args);
     system.build(runner).block_on(async move {
         let mut server = ntex::server::build()
             .workers(threads)
@@ -290,6 +296,9 @@ pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::
                         .middleware(WatchRequests(demo)),
                 )
             })?;
+        if direct_write {
+            server = server.config("demo", direct_write_config());
+        }
         if demo.events.is_recording() {
             server = server.on_accept(async move |_, stream: Stream| {
                 demo.events.accepted(peer_port(&stream));
@@ -305,6 +314,15 @@ pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::
     })
 }
 
+/// [`NTEX_DIRECT_WRITE`]'s connections: ntex-io hands a write buffer of 1 byte or more to
+/// the reactor at once (ntex-io 3.14.0 src/ioref.rs, `consolidate_write_state`); below its
+/// default threshold (8 KiB, half a write page) it spawns a task to do it.
+fn direct_write_config() -> SharedCfg {
+    SharedCfg::new("demo")
+        .add(IoConfig::new().set_write_buf_threshold(1))
+        .build()
+}
+
 /// The submission queue's size, as ntex's own `DefaultRuntime` makes it.
 const URING_ENTRIES: u32 = 2048;
 
@@ -316,20 +334,27 @@ fn peer_port(stream: &Stream) -> u16 {
     }
 }
 
-/// ntex's own io_uring runner (`DefaultRuntime` of ntex-net with `neon-uring`), with the one
+/// ntex's own io_uring runner (`DefaultRuntime` of ntex-net with `neon-uring`), with the
 /// setting it does not expose: how many tasks the runtime polls before it polls io_uring
-/// again (ntex-rt's `RuntimeBuilder::event_interval`, 61 unless [`NTEX_EVENT_INTERVAL_2`]).
+/// again (ntex-rt's `RuntimeBuilder::event_interval`, 61 unless [`NTEX_EVENT_INTERVAL_2`]);
+/// and, for [`NTEX_EPOLL`], ntex-net's epoll reactor in its place (`DefaultRuntime` with
+/// `neon-polling`), which every Linux build of ntex-net has.
 #[derive(Debug)]
-struct Uring {
+struct Neon {
     event_interval: usize,
+    epoll: bool,
 }
 
-impl Runner for Uring {
+impl Runner for Neon {
     fn block_on(&self, future: BlockFuture) -> Result<(), Box<dyn Any + Send>> {
-        // `run` checked that the kernel gives an io_uring before starting the system.
-        let driver: Box<dyn Reactor> = Box::new(
-            uring::Reactor::new(URING_ENTRIES).expect("the kernel gave an io_uring at start"),
-        );
+        let driver: Box<dyn Reactor> = if self.epoll {
+            Box::new(polling::Reactor::new().expect("the kernel gave an epoll"))
+        } else {
+            // `run` checked that the kernel gives an io_uring before starting the system.
+            Box::new(
+                uring::Reactor::new(URING_ENTRIES).expect("the kernel gave an io_uring at start"),
+            )
+        };
         with_reactor(&driver, || {
             catch_unwind(AssertUnwindSafe(|| {
                 let runtime = RuntimeBuilder::new()

@@ -41,13 +41,16 @@ mod sleep;
 pub mod variant;
 mod watch;
 
+#[cfg(test)]
+mod health_tests;
+
 pub use args::{Args, DEFAULT_STALL_MS};
 pub use blockers::Blockers;
 pub use body::{ApiError, CpuWork, Event, EventsBody, IoWork, Pong, StallsJson, What, Work};
 pub use events::{EventLog, RequestEvents};
 pub use route::Route;
 pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};
-pub use watch::RequestWatch;
+pub use watch::{RequestWatch, health_line};
 
 #[cfg(feature = "actix")]
 pub mod for_actix;
@@ -197,20 +200,24 @@ pub struct Demo {
 impl Demo {
     /// The server's setup from its command line; starts the stall detector (its watchdog
     /// thread, unless `--stall-ms 0`) and the clock of the order of events (`--events`), and
-    /// sets up the database (`--db`). A database that cannot be set up ends the process with
-    /// one line on stderr and status 1, as a bad flag would.
+    /// sets up the database (`--db`) and the health check (`--health-port`). A database or a
+    /// health port that cannot be set up ends the process with one line on stderr and status
+    /// 1, as a bad flag would.
     pub fn new(stack: &'static Stack, runtime: &'static str, args: &Args) -> Self {
-        let blockers = Blockers::open(args).unwrap_or_else(|error| {
+        let exit = |error: String| -> ! {
             eprintln!("{}: {error}", stack.server);
             std::process::exit(1)
-        });
+        };
+        let blockers = Blockers::open(args).unwrap_or_else(|error| exit(error));
+        let watch = RequestWatch::start(args.stall_ms, args.health_port)
+            .unwrap_or_else(|error| exit(format!("--health-port: {error}")));
         Demo {
             blockers: Box::leak(Box::new(blockers)),
             stack,
             runtime,
             reactor_threads: args.threads,
             default_sleep: Duration::from_millis(args.sleep_ms),
-            watch: Box::leak(Box::new(RequestWatch::start(args.stall_ms))),
+            watch: Box::leak(Box::new(watch)),
             events: Box::leak(Box::new(EventLog::start(args.events))),
         }
     }
@@ -265,6 +272,9 @@ impl Demo {
         let mut out = std::io::stdout().lock();
         // If stdout is gone, whoever waits for this line is gone too: nothing to report to.
         let _ = writeln!(out, "{}", readiness_line(addr));
+        if let Some(health) = self.watch.health() {
+            let _ = writeln!(out, "{}", health_line(health));
+        }
         let _ = out.flush();
     }
 }
@@ -362,7 +372,9 @@ mod tests {
     static EVENTS_OFF: EventLog = EventLog::off();
 
     fn watch_off() -> &'static RequestWatch {
-        Box::leak(Box::new(RequestWatch::start(0)))
+        Box::leak(Box::new(RequestWatch::with(
+            reactor_watch::Watch::disabled(),
+        )))
     }
 
     #[test]

@@ -19,7 +19,9 @@
 //! - [`TOKIO_POLL_HOOKS`], the detectors experiment's too, in `for_tokio::runtime`'s builder;
 //! - [`TOKIO_CONSOLE`], the detectors experiment's too, beside it;
 //! - [`COMPIO_EVENT_INTERVAL_1`] and [`NTEX_EVENT_INTERVAL_2`], the CPU experiment's, in the
-//!   runtime builders of `for_compio::run` and `for_ntex::run`.
+//!   runtime builders of `for_compio::run` and `for_ntex::run`;
+//! - [`COMPIO_EPOLL`], [`COMPIO_SQPOLL`], [`NTEX_EPOLL`] and [`NTEX_DIRECT_WRITE`], the
+//!   io_uring experiment's ([`URING_VARIANTS`]), in the same functions.
 //!
 //! The servers' `main.rs` never mention them.
 
@@ -146,6 +148,62 @@ pub const NTEX_EVENT_INTERVAL_2: Variant = Variant {
             ntex-rt's RunnableQueue::run counts it down before it takes a task from the queue \
             of wake-ups from other threads, which then never runs)",
 };
+
+/// demo-axum-compio on compio's epoll driver (`about` says what changes).
+pub const COMPIO_EPOLL: Variant = Variant {
+    server: "demo-axum-compio",
+    variable: "DEMO_COMPIO_EPOLL",
+    label: "demo-axum-compio (epoll driver)",
+    about: "compio's ProactorBuilder::driver_type(DriverType::Poll), the same build's \
+            readiness driver: a socket operation is tried at once in the task that makes it \
+            (a write is a write(2) there) and waits on epoll only when the socket is not ready, \
+            instead of being queued on io_uring for the runtime's next submission",
+};
+
+/// demo-axum-compio with io_uring's kernel-side submission polling (`about` says what
+/// changes).
+pub const COMPIO_SQPOLL: Variant = Variant {
+    server: "demo-axum-compio",
+    variable: "DEMO_COMPIO_SQPOLL",
+    label: "demo-axum-compio (io_uring SQPOLL)",
+    about: "compio's ProactorBuilder::sqpoll_idle(1 s): a kernel thread polls io_uring's \
+            submission queue, so an operation queued by a task (compio publishes the queue's \
+            tail at each push) starts without waiting for the runtime's next submission; the \
+            kernel thread spins up to 1 s after the last submission, a core's worth of CPU",
+};
+
+/// demo-ntex on ntex's epoll reactor (`about` says what changes).
+pub const NTEX_EPOLL: Variant = Variant {
+    server: "demo-ntex",
+    variable: "DEMO_NTEX_EPOLL",
+    label: "demo-ntex (epoll reactor)",
+    about: "ntex-net's polling reactor (ntex::rt::polling, built in every Linux build) in \
+            place of its io_uring one: an answer put in a connection's write buffer is written \
+            with write(2) at once, in the task that put it there, instead of being queued on \
+            io_uring for the runtime's next submission",
+};
+
+/// demo-ntex writing an answer from the task that made it (`about` says what changes).
+pub const NTEX_DIRECT_WRITE: Variant = Variant {
+    server: "demo-ntex",
+    variable: "DEMO_NTEX_DIRECT_WRITE",
+    label: "demo-ntex (write threshold 1 byte)",
+    about: "ntex-io's IoConfig::set_write_buf_threshold(1) instead of 8 KiB: an answer put in \
+            a connection's write buffer is handed to the reactor at once (Handle::write, a \
+            write(2) on the epoll reactor, a no-op on io_uring's) instead of by a task spawned \
+            to send every connection's buffer, which runs after the tasks already queued",
+};
+
+/// The io_uring experiment's flips: each changes, on one io_uring server, how (or when) a
+/// queued operation reaches the kernel. The two `event_interval` variants are its flips too.
+pub const URING_VARIANTS: [Variant; 6] = [
+    COMPIO_EPOLL,
+    COMPIO_SQPOLL,
+    COMPIO_EVENT_INTERVAL_1,
+    NTEX_EPOLL,
+    NTEX_DIRECT_WRITE,
+    NTEX_EVENT_INTERVAL_2,
+];
 
 /// The io_uring servers' `event_interval` variants: the CPU experiment's, and the contract
 /// check of `/ok-cpu-yield` on those servers.

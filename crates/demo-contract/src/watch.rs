@@ -1,12 +1,15 @@
-//! The stall detector of one server (`--stall-ms`, `GET /stalls`): a [`reactor_watch::Watch`]
-//! and the label of every request future it times.
+//! The stall detector of one server (`--stall-ms`, `GET /stalls`, `--health-port`): a
+//! [`reactor_watch::Watch`] and the label of every request future it times.
 //!
-//! Each stack's glue wraps every request future with [`RequestWatch::wrap`], naming the route
-//! its router matched, so that a poll holding a reactor thread past the threshold is logged on
-//! stderr and counted under that route.
+//! Each stack's glue wraps every request future with [`RequestWatch::wrap`] (axum's with
+//! reactor-watch's tower layer around the same watch), naming the route its router matched,
+//! so that a poll holding a reactor thread past the threshold is logged on stderr and counted
+//! under that route. Everything here goes through reactor-watch's public API.
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use reactor_watch::{Config, Label, Watch, Watched};
@@ -52,13 +55,21 @@ pub struct RequestWatch {
     watch: Watch,
     by_method: BTreeMap<&'static str, MethodLabels>,
     other_method: MethodLabels,
+    /// Where `GET /health` is served (`--health-port`), if it is.
+    health: Option<SocketAddr>,
 }
 
 impl RequestWatch {
     /// Starts the detector with a threshold of `stall_ms` (0: off, no watchdog thread) and
-    /// makes the labels. Reports go to stderr.
-    pub fn start(stall_ms: u64) -> RequestWatch {
-        RequestWatch::with(Watch::start(Config::new(Duration::from_millis(stall_ms))))
+    /// makes the labels; with `health_port`, starts the health check too
+    /// ([`RequestWatch::health`]). Reports go to stderr.
+    pub fn start(stall_ms: u64, health_port: Option<u16>) -> io::Result<RequestWatch> {
+        let mut watch =
+            RequestWatch::with(Watch::start(Config::new(Duration::from_millis(stall_ms))));
+        if let Some(port) = health_port {
+            watch.health = Some(watch.serve_health(port)?);
+        }
+        Ok(watch)
     }
 
     /// The labels around an existing watch.
@@ -70,6 +81,7 @@ impl RequestWatch {
                 .map(|method| (method, MethodLabels::new(method)))
                 .collect(),
             other_method: MethodLabels::new(OTHER_METHOD),
+            health: None,
         }
     }
 
@@ -98,6 +110,34 @@ impl RequestWatch {
     pub fn stalls_json(&self) -> String {
         self.watch.stalls_json()
     }
+
+    /// The watch itself, for an adapter that wraps request futures (axum's tower layer).
+    pub fn watch(&self) -> &Watch {
+        &self.watch
+    }
+
+    /// Where `GET /health` is served, if `--health-port` asked for it.
+    pub fn health(&self) -> Option<SocketAddr> {
+        self.health
+    }
+
+    /// `GET /health` on `127.0.0.1:port` (0: any free port), served by reactor-watch's own
+    /// thread, 503 while a request's poll has held its thread past the stall threshold. Runs
+    /// for the life of the process; returns the address it bound.
+    fn serve_health(&self, port: u16) -> io::Result<SocketAddr> {
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let health = self.watch.serve_health(addr, self.watch.threshold())?;
+        let bound = health.local_addr();
+        // Its thread serves until the process exits, as the server does.
+        std::mem::forget(health);
+        Ok(bound)
+    }
+}
+
+/// The line a server prints on stdout, right after its readiness line, when `--health-port`
+/// is given: `health on http://127.0.0.1:PORT/health`.
+pub fn health_line(addr: SocketAddr) -> String {
+    format!("health on http://{addr}{}", reactor_watch::HEALTH_PATH)
 }
 
 #[cfg(test)]

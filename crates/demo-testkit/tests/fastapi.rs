@@ -3,7 +3,8 @@
 //!
 //! They need the app's virtual environment, which `reference/fastapi/setup.sh` makes (the
 //! README's test command, `scripts/test.sh`, runs it). Where it found no python3, it sets
-//! `REFERENCE_APP=missing`, and these checks say they were skipped instead of failing. Left out: `--threads` (uvicorn's workers are processes,
+//! `REFERENCE_APP=missing`, and these checks fail, or with `ALLOW_SKIPS=1` are counted as
+//! skipped in its closing summary. Left out: `--threads` (uvicorn's workers are processes,
 //! and the app refuses anything but one), malformed requests and running out of file
 //! descriptors (the Python servers' own business, not the lesson), and the stall detector's
 //! exact body and log lines (reactor-watch's; asyncio's debug mode writes its own).
@@ -25,14 +26,18 @@
 
 use std::path::PathBuf;
 
-use bench_client::target::{self, REFERENCES};
+use bench_client::measure::target::{self, REFERENCES};
+
+/// What these checks miss where `scripts/test.sh` found no python3 with venv.
+const NO_PYTHON: &str = "no python3 with venv for the FastAPI reference app";
 
 /// Whether the reference app cannot be run here at all (no python3), as `scripts/test.sh`
-/// found and said.
+/// found and said with `REFERENCE_APP=missing`: then the check fails, or is counted as
+/// skipped with `ALLOW_SKIPS=1` ([`demo_testkit::skip`]).
 fn skipped(check: &str) -> bool {
     let missing = std::env::var_os("REFERENCE_APP").is_some_and(|value| value == "missing");
     if missing {
-        eprintln!("{check}: skipped, no python3 for the FastAPI reference app");
+        demo_testkit::skip(check, NO_PYTHON);
     }
     missing
 }
@@ -98,11 +103,11 @@ reference_checks!(
 /// each route by what the app did.
 #[test]
 fn an_external_fastapi_app_is_measured_at_the_paths_given() {
-    use bench_client::bench::{self, Plan};
-    use bench_client::probe::ProbeChoice;
-    use bench_client::stats::Verdict;
-    use bench_client::target::{ServerProcess, Target};
-    use bench_client::work::WorkPath;
+    use bench_client::experiments::comparison::{self, Plan};
+    use bench_client::measure::probe::ProbeChoice;
+    use bench_client::measure::stats::Verdict;
+    use bench_client::measure::target::{ServerProcess, Target};
+    use bench_client::measure::work::WorkPath;
 
     if skipped("an_external_fastapi_app_is_measured_at_the_paths_given") {
         return;
@@ -130,7 +135,7 @@ fn an_external_fastapi_app_is_measured_at_the_paths_given() {
             probe: ProbeChoice::Closed,
             ..Plan::default()
         };
-        let outcome = bench::run_plan(&targets, &plan, &mut |_| {}).await;
+        let outcome = comparison::run_plan(&targets, &plan, &mut |_| {}).await;
         assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
         let seen: Vec<(&str, usize, Verdict)> = outcome
             .measured

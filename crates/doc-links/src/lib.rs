@@ -1,7 +1,11 @@
 //! Every relative link in the project's Markdown must lead somewhere: a file or folder that
 //! exists and, for `file.md#anchor` or `#anchor`, a heading of that file. The test in
-//! `tests/links.rs` runs this over `README.md` and `docs/*.md`; a lesson that moved or a
+//! `tests/links.rs` runs this over `README.md`, `docs/*.md`, `results/**/*.md` and
+//! `reference/fastapi/README.md`; a lesson that moved or a
 //! heading that was renamed then fails the test command instead of a reader's click.
+//!
+//! Beside it, [`prose`] is the docs check: the README within [`prose::README_MAX_LINES`]
+//! lines, and no commit hash in the prose of the README or `docs/*.md` (`tests/prose.rs`).
 //!
 //! Anchors follow GitHub's rule for heading ids: the heading's text, lower-cased, with every
 //! character that is not a letter, a digit, a space, `-` or `_` removed, and spaces turned
@@ -11,6 +15,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+pub mod prose;
 
 /// A link or image in a Markdown file: where it points and the line it is on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +107,21 @@ pub fn slug(heading: &str) -> String {
         .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
         .collect::<String>();
     kept.replace(' ', "-")
+}
+
+/// The Markdown files under `dir` and its subfolders, sorted.
+pub fn markdown_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            found.extend(markdown_under(&path)?);
+        } else if path.extension().is_some_and(|ext| ext == "md") {
+            found.push(path);
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 /// Whether a link leaves the repository (a URL) rather than pointing into it.

@@ -170,7 +170,7 @@ pub struct Settings {
 }
 
 pub const SETTINGS: Settings = Settings {
-    warm_up: Duration::from_secs(1),
-    measurement: Duration::from_secs(3),
+    warm_up: Duration::from_millis(500),
+    measurement: Duration::from_secs(1),
     sample_size: 50,
 };

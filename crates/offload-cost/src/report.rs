@@ -32,7 +32,7 @@ pub fn read_rows(criterion_dir: &Path) -> Result<Vec<Row>, estimates::Error> {
 /// What goes around the table.
 #[derive(Debug, Clone, Copy)]
 pub struct Report<'a> {
-    /// The machine and build, as `bench_client::environment::Environment::to_markdown` lists
+    /// The machine and build, as `bench_client::measure::environment::Environment::to_markdown` lists
     /// them for every results file.
     pub environment: &'a str,
     /// `/proc/loadavg`'s three averages when the report was written, right after the run, if
@@ -235,21 +235,34 @@ pub fn load_average() -> Option<String> {
     (averages.len() == 3).then(|| averages.join(" "))
 }
 
-/// `path` relative to the working directory when it lies inside it: the committed report
-/// then names `target-…/criterion`, not one machine's absolute path.
+/// `path` as a results file names it: relative to the working directory (the repository's
+/// root) when it lies inside it, e.g. `target/criterion`; otherwise (a target dir outside the
+/// repository) as `<cargo target dir>/` and its last part, never one machine's absolute path.
 pub fn shown(path: &Path) -> String {
-    let relative = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
-    relative
-        .unwrap_or_else(|| path.to_path_buf())
-        .display()
-        .to_string()
+    let cwd = std::env::current_dir().unwrap_or_default();
+    shown_from(path, &cwd)
+}
+
+fn shown_from(path: &Path, cwd: &Path) -> String {
+    if let Ok(relative) = path.strip_prefix(cwd) {
+        return relative.display().to_string();
+    }
+    let last = path.file_name().unwrap_or_default().to_string_lossy();
+    format!("<cargo target dir>/{last}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_shown_from_the_repository_or_without_the_machines_folders() {
+        let repo = Path::new("/home/someone/repo");
+        let inside = Path::new("/home/someone/repo/target/criterion");
+        assert_eq!(shown_from(inside, repo), "target/criterion");
+        let outside = Path::new("/work/main/target/criterion");
+        assert_eq!(shown_from(outside, repo), "<cargo target dir>/criterion");
+    }
     use crate::estimates::ConfidenceInterval;
 
     fn estimate(point: f64, lower: f64, upper: f64) -> Estimate {

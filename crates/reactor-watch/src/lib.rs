@@ -135,6 +135,16 @@
 //! println!("{}", watch.stalls_json());
 //! ```
 //!
+//! # Adapters and the health check
+//!
+//! Default features are off and the core depends on no runtime. Feature `tower` adds
+//! `tower::WatchLayer`, which wraps every request future of a tower service (axum, hyper,
+//! tonic); actix-web and ntex need no feature (one `wrap_fn` or middleware calling
+//! [`Watch::wrap`]: the crate's README and examples show each). Feature `health` adds
+//! `Watch::serve_health`: `GET /health` served by a thread of its own, 503 with the route and
+//! how long its thread has been held while a wrapped poll is past a limit ([`Watch::running`]
+//! gives the same facts to your own endpoint).
+//!
 //! # Serving the counters
 //!
 //! [`Watch::stalls_json`] renders the `/stalls` body, by hand (no serde):
@@ -147,16 +157,23 @@
 
 mod clock;
 mod cpu;
+#[cfg(feature = "health")]
+mod health;
 mod label;
 mod report;
 mod slot;
 mod stalls;
+#[cfg(feature = "tower")]
+pub mod tower;
 mod watch;
 mod watched;
+
+#[cfg(feature = "health")]
+pub use health::{HEALTH_PATH, Health};
 
 pub use clock::resolution as clock_resolution;
 pub use label::Label;
 pub use report::{CpuTime, Report};
 pub use stalls::{RouteStalls, Stalls};
-pub use watch::{Config, Sink, Watch, current_label};
+pub use watch::{Config, RunningPoll, Sink, Watch, current_label};
 pub use watched::Watched;

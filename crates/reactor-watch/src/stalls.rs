@@ -114,7 +114,7 @@ impl Stalls {
 /// A millisecond figure rounded to the microsecond. Rust prints the shortest decimal that
 /// reads back the same, never in exponent form: valid JSON. Non-finite values cannot come from
 /// a `Duration`, but would be written as `null`.
-fn push_ms(out: &mut String, ms: f64) {
+pub(crate) fn push_ms(out: &mut String, ms: f64) {
     let rounded = (ms * 1e3).round() / 1e3;
     if rounded.is_finite() {
         let _ = write!(out, "{rounded}");
@@ -124,7 +124,7 @@ fn push_ms(out: &mut String, ms: f64) {
 }
 
 /// A JSON string literal (RFC 8259 §7): quote, backslash and control characters escaped.
-fn push_string(out: &mut String, s: &str) {
+pub(crate) fn push_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

@@ -205,6 +205,52 @@ impl Watch {
     pub fn stalls_json(&self) -> String {
         self.stalls().to_json()
     }
+
+    /// The wrapped polls of this watch running right now, on every thread, longest first:
+    /// what a health check asks ("is a reactor thread held, by which route, for how long?").
+    /// Empty when the watch is off.
+    ///
+    /// Reads every polling thread's slot, under the lock the watchdog takes once per scan:
+    /// call it from a health check or a debug page, never per poll. Times are whole
+    /// milliseconds of the watch's coarse clock ([`clock_resolution`](crate::clock_resolution)).
+    pub fn running(&self) -> Vec<RunningPoll> {
+        let Some(inner) = &self.inner else {
+            return Vec::new();
+        };
+        let mut slots = Vec::new();
+        slot::live_slots(&mut slots);
+        let mut running: Vec<RunningPoll> = slots
+            .iter()
+            .filter_map(|slot| {
+                let state = slot.read();
+                if state.is_idle() || state.watch_id() != inner.id {
+                    return None;
+                }
+                // Read after the state, so that a poll cannot seem to start in the future.
+                let now_ms = slot::ms_of(clock::now_ns());
+                let running_ms = slot::ms_since(now_ms, state.start_ms()).max(0);
+                Some(RunningPoll {
+                    label: state.label(),
+                    thread: Arc::clone(&slot.thread),
+                    running: Duration::from_millis(running_ms.unsigned_abs().into()),
+                })
+            })
+            .collect();
+        running.sort_by_key(|poll| std::cmp::Reverse(poll.running));
+        running
+    }
+}
+
+/// One wrapped poll running now, from [`Watch::running`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningPoll {
+    /// The wrapped future's label.
+    pub label: Label,
+    /// The name of the thread the poll holds, or `<unnamed>`.
+    pub thread: Arc<str>,
+    /// How long the poll has held its thread so far, in whole milliseconds of the coarse
+    /// clock.
+    pub running: Duration,
 }
 
 impl fmt::Debug for Watch {

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bench_client::environment::Environment;
+use bench_client::measure::environment::Environment;
 use clap::Parser;
 use offload_cost::report::{self, Report};
 
@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         }
     };
 
-    let environment = Environment::capture().to_markdown();
+    let environment = Environment::capture(bench_client::stamps::OFFLOAD_COST).to_markdown();
     let load_average = report::load_average();
     let text = report::render(&Report {
         environment: &environment,

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bench_client::environment::Environment;
+use bench_client::measure::environment::Environment;
 use clap::Parser;
 use offload_cost::poll_cost::{self, Medians};
 use offload_cost::report;
@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         }
     };
     let text = poll_cost::render(
-        &Environment::capture().to_markdown(),
+        &Environment::capture(bench_client::stamps::POLL_COST).to_markdown(),
         report::load_average().as_deref(),
         &report::shown(&args.criterion_dir),
         &medians,

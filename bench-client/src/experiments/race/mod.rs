@@ -1,0 +1,428 @@
+//! The race: does a health check get in between blocked requests? During `/bad` every
+//! request blocks the reactor for one sleep, and whether the original's pinger is answered
+//! between two of them, or only after all of them, depends on what the server does between
+//! two handlers: a race between the client's connections and the server's loop, which one
+//! run cannot settle. So this repeats the `/bad` case, the comparison's own measurement,
+//! `trials` times per target and connect mode, each trial on fresh connections, and counts
+//! the outcomes.
+//!
+//! A trial's outcome is read from the slowest wait of the closed-loop ping, in sleeps:
+//! under 1.5, it got in between every sleep ([`Outcome::Interleaved`]); over 0.8 × (N − 1),
+//! it waited behind every queued request ([`Outcome::WaitedForAll`]); between, it got in
+//! somewhere ([`Outcome::Partly`]). A trial whose burst or ping failed has no verdict
+//! ([`Outcome::Failed`]). Beside it, the share of open-loop pings over 1 s: Kubernetes'
+//! default liveness probe times out after 1 s.
+
+use std::path::Path;
+use std::time::Duration;
+
+use demo_contract::Route;
+use serde::{Deserialize, Serialize};
+
+use crate::experiments::comparison::{self, Case, HEAD_START, Plan};
+use crate::measure::burst::{Connect, ErrorCount};
+use crate::measure::environment::Environment;
+use crate::measure::probe::ProbeChoice;
+use crate::measure::session::{self, Event, Failure, Running, Step};
+use crate::measure::stats::{grouped, spread};
+use crate::measure::target::Target;
+use crate::measure::work::WorkPath;
+use crate::progress::Stage;
+use arrival::{ArrivalPlan, ArrivalTally, ArrivalTrial};
+
+pub mod arrival;
+mod flips;
+
+pub use flips::{FLIPS, Flip, FlipReport, FlipRun, flip_runs};
+
+/// The race's defaults.
+pub mod defaults {
+    /// Trials per target and connect mode.
+    pub const TRIALS: usize = 20;
+    /// Far shorter than the comparison's 500 ms: ten sleeps per trial, and many trials. The
+    /// outcomes at 50 ms are those at 100 ms (the race at 500 ms checks the comparison's).
+    pub const SLEEP_MS: u64 = 50;
+    pub const CONCURRENCY: usize = 10;
+}
+
+/// The route the race repeats.
+const BAD: WorkPath = WorkPath::canonical(Route::Bad);
+
+/// A ping slower than this failed Kubernetes' default liveness probe (`timeoutSeconds: 1`).
+pub const PROBE_TIMEOUT_MS: f64 = 1000.0;
+
+/// What to repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RacePlan {
+    pub trials: usize,
+    /// Reactor threads of every server (`--threads`); the flips' variants run at one.
+    pub threads: usize,
+    pub sleep_ms: u64,
+    pub concurrency: usize,
+    pub ping_every_ms: u64,
+    /// Each connect mode in turn, every target at each.
+    pub connects: Vec<Connect>,
+    /// The trials with the ping's arrival controlled.
+    pub arrival: ArrivalPlan,
+}
+
+impl Default for RacePlan {
+    fn default() -> RacePlan {
+        RacePlan {
+            trials: defaults::TRIALS,
+            threads: 1,
+            sleep_ms: defaults::SLEEP_MS,
+            concurrency: defaults::CONCURRENCY,
+            ping_every_ms: comparison::defaults::PING_EVERY_MS,
+            connects: vec![Connect::During, Connect::Before],
+            arrival: ArrivalPlan {
+                trials: arrival::defaults::TRIALS,
+                sleep_ms: arrival::defaults::SLEEP_MS,
+                concurrency: defaults::CONCURRENCY,
+                points: arrival::Point::ALL.to_vec(),
+            },
+        }
+    }
+}
+
+impl RacePlan {
+    /// The comparison's plan of one trial: `/bad` alone, both probes, on the plan's reactor
+    /// threads.
+    pub fn case_plan(&self, connect: Connect) -> Plan {
+        Plan {
+            routes: vec![BAD],
+            concurrency: self.concurrency,
+            sleep_ms: self.sleep_ms,
+            ping_every_ms: self.ping_every_ms,
+            threads: vec![self.threads],
+            probe: ProbeChoice::Both,
+            connect,
+            ..Plan::default()
+        }
+    }
+
+    /// The trials on one target in one connect mode.
+    fn steps(&self, connect: Connect) -> Vec<TrialStep> {
+        let estimate = HEAD_START + Duration::from_millis(self.sleep_ms) * self.concurrency as u32;
+        (0..self.trials)
+            .map(|index| TrialStep {
+                index,
+                connect,
+                estimate,
+            })
+            .collect()
+    }
+
+    /// The plan on `targets` (the flips on `flips`), for the progress view.
+    pub fn stage(&self, name: &str, targets: &[Target], flips: &[FlipRun]) -> Stage {
+        let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, self.threads)).collect();
+        let mut stages: Vec<Stage> = (self.connects.iter())
+            .map(|&connect| Stage::of(name, &schedule, &self.steps(connect)))
+            .collect();
+        stages.push(Stage::of(name, &schedule, &self.arrival.steps()));
+        for flip in flips {
+            let plan = flip.flip.plan(self);
+            let schedule: Vec<(&Target, usize)> = flip.targets.iter().map(|t| (t, 1)).collect();
+            stages.push(Stage::of(name, &schedule, &plan.steps(flip.flip.connect)));
+        }
+        Stage {
+            name: name.to_owned(),
+            steps: stages.iter().map(|stage| stage.steps).sum(),
+            estimate: stages.iter().map(|stage| stage.estimate).sum(),
+        }
+    }
+}
+
+/// One trial to run on a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrialStep {
+    pub index: usize,
+    pub connect: Connect,
+    estimate: Duration,
+}
+
+impl Step for TrialStep {
+    fn route(&self) -> WorkPath {
+        BAD
+    }
+
+    fn describe(&self) -> String {
+        let connect = match self.connect {
+            Connect::During => "connecting during",
+            Connect::Before => "connecting before",
+        };
+        format!("/bad trial {} ({connect})", self.index + 1)
+    }
+
+    fn estimate(&self, _threads: usize) -> Duration {
+        self.estimate
+    }
+}
+
+/// A closed loop whose slowest wait was under this many sleeps got in between every sleep.
+pub const INTERLEAVED_BELOW: f64 = 1.5;
+
+/// One whose slowest wait was over this share of the other N − 1 sleeps waited for them all.
+pub const WAITED_FOR_ALL_SHARE: f64 = 0.8;
+
+/// How a trial's closed-loop ping fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Got in between every sleep: its slowest wait under 1.5 sleeps.
+    Interleaved,
+    /// Got in somewhere, not between every sleep.
+    Partly,
+    /// Waited behind every queued request: its slowest wait over 0.8 × (N − 1) sleeps.
+    WaitedForAll,
+    /// A burst request or a closed-loop ping failed: no verdict.
+    Failed,
+}
+
+impl Outcome {
+    /// The outcome of a closed loop whose slowest wait was `slowest_ms`, in a burst of `n`
+    /// sleeps of `sleep_ms`.
+    pub fn of(slowest_ms: f64, sleep_ms: u64, n: usize) -> Outcome {
+        let sleeps = slowest_ms / sleep_ms as f64;
+        if sleeps < INTERLEAVED_BELOW {
+            Outcome::Interleaved
+        } else if sleeps > WAITED_FOR_ALL_SHARE * n.saturating_sub(1) as f64 {
+            Outcome::WaitedForAll
+        } else {
+            Outcome::Partly
+        }
+    }
+}
+
+/// One trial, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub target: String,
+    pub connect: Connect,
+    pub index: usize,
+    pub outcome: Outcome,
+    /// The closed loop's slowest answered ping, in sleeps.
+    pub slowest_sleeps: Option<f64>,
+    /// Open-loop pings scheduled, and those over [`PROBE_TIMEOUT_MS`] or failed.
+    pub open_scheduled: usize,
+    pub open_over_timeout: usize,
+    /// Why open-loop pings failed, each reason with its count.
+    pub open_errors: Vec<ErrorCount>,
+}
+
+impl Trial {
+    /// The trial that `case` was.
+    pub fn from_case(case: &Case, connect: Connect, index: usize) -> Trial {
+        let closed = case.closed_loop.as_ref();
+        let slowest_ms = closed.and_then(|ping| ping.max_ms);
+        let failed = case.err > 0 || closed.is_none_or(|ping| ping.errors > 0);
+        let outcome = match slowest_ms {
+            Some(ms) if !failed => Outcome::of(ms, case.sleep_ms, case.n),
+            _ => Outcome::Failed,
+        };
+        let open = case.open_loop.as_ref();
+        let over = |ms: &&f64| **ms > PROBE_TIMEOUT_MS;
+        Trial {
+            target: case.target.clone(),
+            connect,
+            index,
+            outcome,
+            slowest_sleeps: slowest_ms.map(|ms| ms / case.sleep_ms as f64),
+            open_scheduled: open.map_or(0, |open| open.scheduled),
+            open_over_timeout: open.map_or(0, |open| {
+                open.raw_ms.iter().filter(over).count() + open.errors
+            }),
+            open_errors: ErrorCount::count_all(
+                (open.iter().flat_map(|open| &open.error_reasons))
+                    .map(|reason| without_time(reason)),
+            ),
+        }
+    }
+}
+
+/// `reason` without the time it came after (` after 2488 ms`), so that failures for one
+/// reason count as one.
+fn without_time(reason: &str) -> String {
+    reason.split(" after ").next().unwrap_or(reason).to_owned()
+}
+
+/// Everything one race produced: `race.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaceReport {
+    pub environment: Environment,
+    pub plan: RacePlan,
+    pub command: String,
+    pub tallies: Vec<Tally>,
+    pub trials: Vec<Trial>,
+    pub arrival: Vec<ArrivalTally>,
+    pub arrival_trials: Vec<ArrivalTrial>,
+    pub flips: Vec<FlipReport>,
+    pub failures: Vec<Failure>,
+}
+
+/// The race from its first trial to its report, written into `out`: the trials on
+/// `targets`, the same with the ping's arrival controlled, then each flip.
+pub async fn race(
+    targets: &[Target],
+    flips: &[FlipRun],
+    plan: RacePlan,
+    command: String,
+    out: &Path,
+    on: &mut impl FnMut(Event<'_, Trial>),
+) -> Result<RaceReport, String> {
+    let environment = Environment::capture(crate::stamps::RACE);
+    let session::Outcome {
+        measured,
+        mut failures,
+    } = run(targets, &plan, on).await;
+    let on_arrival = &mut |event: Event<'_, Vec<ArrivalTrial>>| {
+        if let Some(event) = event.untyped() {
+            on(event);
+        }
+    };
+    let arrived = arrival::run(targets, &plan.arrival, on_arrival).await;
+    failures.extend(arrived.failures);
+    let arrival_trials: Vec<ArrivalTrial> = arrived.measured.into_iter().flatten().collect();
+    let mut flip_reports = Vec::new();
+    for flip in flips {
+        let ran = run(&flip.targets, &flip.flip.plan(&plan), on).await;
+        failures.extend(ran.failures);
+        flip_reports.push(flip.report(&ran.measured));
+    }
+    let report = RaceReport {
+        environment,
+        command,
+        tallies: tally(&measured),
+        trials: measured,
+        arrival: arrival::tally(&arrival_trials, plan.arrival.sleep_ms),
+        arrival_trials,
+        flips: flip_reports,
+        plan,
+        failures,
+    };
+    report.write(out).map_err(super::cannot_write(out))?;
+    Ok(report)
+}
+
+/// Runs every trial: each connect mode in turn, every target at it, `trials` cases of `/bad`
+/// each.
+pub async fn run(
+    targets: &[Target],
+    plan: &RacePlan,
+    on: &mut impl FnMut(Event<'_, Trial>),
+) -> session::Outcome<Trial> {
+    let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, plan.threads)).collect();
+    let mut outcome = session::Outcome::default();
+    for &connect in &plan.connects {
+        let case_plan = plan.case_plan(connect);
+        let measure = async |running: &Running, step: &TrialStep| {
+            let case = comparison::measure(running, BAD, &case_plan, None).await;
+            Trial::from_case(&case, connect, step.index)
+        };
+        let steps = plan.steps(connect);
+        let ran = session::run_each(&schedule, &case_plan.setup(), &steps, on, measure).await;
+        outcome.measured.extend(ran.measured);
+        outcome.failures.extend(ran.failures);
+    }
+    outcome
+}
+
+/// The trials of one target in one connect mode, counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tally {
+    pub target: String,
+    pub connect: Connect,
+    pub trials: usize,
+    pub interleaved: usize,
+    pub partly: usize,
+    pub waited_for_all: usize,
+    pub failed: usize,
+    /// The slowest wait, in sleeps, over the trials with a verdict: min, median, max.
+    pub slowest_sleeps: Option<[f64; 3]>,
+    /// Open-loop pings over 1 s (or failed), of all scheduled, over every trial.
+    pub open_over_timeout: usize,
+    pub open_scheduled: usize,
+    /// Why open-loop pings failed, over every trial.
+    pub open_errors: Vec<ErrorCount>,
+}
+
+/// Each (target, connect mode)'s trials counted, in the order first measured.
+pub fn tally(trials: &[Trial]) -> Vec<Tally> {
+    let groups = grouped(trials, |trial| (trial.target.as_str(), trial.connect));
+    (groups.into_iter())
+        .map(|((target, connect), mine)| tally_of(target, connect, &mine))
+        .collect()
+}
+
+fn tally_of(target: &str, connect: Connect, trials: &[&Trial]) -> Tally {
+    let count = |outcome: Outcome| trials.iter().filter(|t| t.outcome == outcome).count();
+    let sleeps: Vec<f64> = (trials.iter())
+        .filter(|t| t.outcome != Outcome::Failed)
+        .filter_map(|t| t.slowest_sleeps)
+        .collect();
+    let errors = (trials.iter()).flat_map(|t| {
+        (t.open_errors.iter()).flat_map(|e| std::iter::repeat_n(e.reason.clone(), e.count))
+    });
+    Tally {
+        target: target.to_owned(),
+        connect,
+        trials: trials.len(),
+        interleaved: count(Outcome::Interleaved),
+        partly: count(Outcome::Partly),
+        waited_for_all: count(Outcome::WaitedForAll),
+        failed: count(Outcome::Failed),
+        slowest_sleeps: spread(sleeps),
+        open_over_timeout: trials.iter().map(|t| t.open_over_timeout).sum(),
+        open_scheduled: trials.iter().map(|t| t.open_scheduled).sum(),
+        open_errors: ErrorCount::count_all(errors),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slowest_wait_decides_the_outcome() {
+        assert_eq!(Outcome::of(140.0, 100, 10), Outcome::Interleaved);
+        assert_eq!(Outcome::of(160.0, 100, 10), Outcome::Partly);
+        assert_eq!(Outcome::of(720.0, 100, 10), Outcome::Partly);
+        assert_eq!(Outcome::of(730.0, 100, 10), Outcome::WaitedForAll);
+        assert_eq!(Outcome::of(990.0, 100, 10), Outcome::WaitedForAll);
+    }
+
+    #[test]
+    fn a_tally_counts_each_outcome_and_spreads_the_slowest_waits() {
+        let trial = |outcome, sleeps| Trial {
+            target: "t".into(),
+            connect: Connect::During,
+            index: 0,
+            outcome,
+            slowest_sleeps: Some(sleeps),
+            open_scheduled: 10,
+            open_over_timeout: 2,
+            open_errors: vec![ErrorCount {
+                reason: "status 408".to_owned(),
+                count: 1,
+            }],
+        };
+        let trials = [
+            trial(Outcome::Interleaved, 1.1),
+            trial(Outcome::WaitedForAll, 9.9),
+            trial(Outcome::WaitedForAll, 9.8),
+            trial(Outcome::Failed, 0.0),
+        ];
+        let tally = &tally(&trials)[0];
+        let counts = (
+            tally.interleaved,
+            tally.partly,
+            tally.waited_for_all,
+            tally.failed,
+        );
+        assert_eq!(counts, (1, 0, 2, 1));
+        assert_eq!(tally.slowest_sleeps, Some([1.1, 9.8, 9.9]));
+        assert_eq!((tally.open_over_timeout, tally.open_scheduled), (8, 40));
+        let reasons = ErrorCount::count_all(vec!["status 408".to_owned(); 4]);
+        assert_eq!(tally.open_errors, reasons);
+    }
+}

@@ -1,0 +1,346 @@
+//! The concurrency sweep: each work route at N = 1, 10, 100, 1,000, 10,000 concurrent
+//! requests on each stack, with a short sleep, timed as the comparison's bursts are (no
+//! probe). What to look for: `/ok-await` stays near one sleep, `/ok-blocking` steps up once
+//! N passes the blocking pool's size, `/bad` grows linearly with N.
+
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+use demo_contract::Route;
+use serde::{Deserialize, Serialize};
+
+use crate::measure::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
+use crate::measure::environment::Environment;
+use crate::measure::session::{
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerSetup, Step,
+};
+use crate::measure::stats::RequestTimes;
+use crate::measure::target::Target;
+use crate::measure::work::WorkPath;
+use crate::progress::Stage;
+
+/// The sweep's defaults: the plan and the command line read them from here.
+pub mod defaults {
+    use crate::measure::burst::Connect;
+    use crate::measure::work::WorkPath;
+
+    pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
+    pub const CONCURRENCY: [usize; 5] = [1, 10, 100, 1_000, 10_000];
+    /// Short: `/bad` at N = 1,000 takes N sleeps.
+    pub const SLEEP_MS: u64 = 10;
+    pub const THREADS: usize = 1;
+    /// Connections first: at N = 10,000, connecting inside the burst would fill the accept
+    /// queue, and the kernel's retransmission timers would set the wall time.
+    pub const CONNECT: Connect = Connect::Before;
+}
+
+/// What to sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPlan {
+    pub routes: Vec<WorkPath>,
+    pub concurrency: Vec<usize>,
+    pub sleep_ms: u64,
+    pub threads: usize,
+    /// How each burst's requests get their connections.
+    #[serde(default)]
+    pub connect: Connect,
+    /// The servers' blocking pool (`--blocking-threads`), if not their default: with it,
+    /// `/ok-blocking` has a known ideal, ⌈N / pool⌉ × sleep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking_threads: Option<usize>,
+    /// The servers' stall threshold (`--stall-ms`), if not their default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
+}
+
+impl Default for SweepPlan {
+    fn default() -> SweepPlan {
+        SweepPlan {
+            routes: defaults::ROUTES.to_vec(),
+            concurrency: defaults::CONCURRENCY.to_vec(),
+            sleep_ms: defaults::SLEEP_MS,
+            threads: defaults::THREADS,
+            connect: defaults::CONNECT,
+            blocking_threads: None,
+            stall_ms: None,
+        }
+    }
+}
+
+impl SweepPlan {
+    /// Why a burst is not worth sending: `/bad` runs its N sleeps one after another per
+    /// thread, and past the request timeout its last requests would fail by design.
+    pub fn skip_reason(&self, route: WorkPath, n: usize) -> Option<String> {
+        let serial_ms = n as f64 * self.sleep_ms as f64 / self.threads as f64;
+        let budget_ms = REQUEST_TIMEOUT.as_secs_f64() * 1000.0 * 0.8;
+        (route.route() == Route::Bad && serial_ms > budget_ms).then(|| {
+            format!(
+                "{n} × {} ms / {} thread(s) = {:.0} s, past the {} s request timeout",
+                self.sleep_ms,
+                self.threads,
+                serial_ms / 1000.0,
+                REQUEST_TIMEOUT.as_secs()
+            )
+        })
+    }
+
+    /// The fastest a burst of `n` requests of `route` can finish, if the plan tells: one
+    /// sleep for `/ok-await`; ⌈N / pool⌉ sleeps for `/ok-blocking` on a pool of known size;
+    /// ⌈N / threads⌉ sleeps for `/bad`, which runs one sleep at a time per reactor thread.
+    pub fn ideal_ms(&self, route: WorkPath, n: usize) -> Option<f64> {
+        let rounds = match route.route() {
+            Route::OkAwait => 1,
+            Route::OkBlocking => n.div_ceil(self.blocking_threads?),
+            Route::Bad => n.div_ceil(self.threads),
+            _ => return None,
+        };
+        Some(rounds as f64 * self.sleep_ms as f64)
+    }
+
+    /// What [`SweepPlan::ideal_ms`] is, in words, for a table's legend.
+    pub fn ideal_text(&self, route: WorkPath) -> Option<String> {
+        match route.route() {
+            Route::OkAwait => Some("one sleep".to_owned()),
+            Route::OkBlocking => {
+                let pool = self.blocking_threads?;
+                Some(format!("⌈N / {pool}⌉ × sleep"))
+            }
+            Route::Bad => Some(format!("⌈N / {}⌉ × sleep", self.threads)),
+            _ => None,
+        }
+    }
+
+    /// What a burst of `n` requests of `route` should take.
+    fn estimate(&self, route: WorkPath, n: usize) -> Duration {
+        let burst_ms = self.ideal_ms(route, n).unwrap_or(self.sleep_ms as f64);
+        Duration::from_secs_f64(burst_ms / 1000.0) + CONNECT_COST * n as u32
+    }
+
+    /// The plan on `targets`, for the progress view.
+    pub fn stage(&self, name: &str, targets: &[Target]) -> Stage {
+        let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, self.threads)).collect();
+        Stage::of(name, &schedule, &self.steps())
+    }
+
+    /// The bursts to send on each target: every (route, N) that is not skipped.
+    pub fn steps(&self) -> Vec<SweepStep> {
+        let all = self.routes.iter().flat_map(|&route| {
+            self.concurrency.iter().map(move |&n| SweepStep {
+                route,
+                n,
+                estimate: self.estimate(route, n),
+            })
+        });
+        all.filter(|step| self.skip_reason(step.route, step.n).is_none())
+            .collect()
+    }
+}
+
+/// One burst of the sweep: `n` concurrent requests of `route`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepStep {
+    pub route: WorkPath,
+    pub n: usize,
+    /// What it should take: the burst's ideal where the plan knows it (else one sleep), and
+    /// [`CONNECT_COST`] per connection.
+    pub estimate: Duration,
+}
+
+/// What opening and closing one connection adds to a burst, roughly, for the progress view's
+/// estimates: tenths of a millisecond on loopback, which add up at N = 10,000.
+pub const CONNECT_COST: Duration = Duration::from_micros(200);
+
+impl Step for SweepStep {
+    fn route(&self) -> WorkPath {
+        self.route
+    }
+
+    fn describe(&self) -> String {
+        self.to_string()
+    }
+
+    fn estimate(&self, _threads: usize) -> Duration {
+        self.estimate
+    }
+}
+
+impl fmt::Display for SweepStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} N={}", self.route, self.n)
+    }
+}
+
+/// Everything one sweep produced: `sweep.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepReport {
+    pub environment: Environment,
+    pub plan: SweepPlan,
+    pub command: String,
+    pub points: Vec<Point>,
+    pub failures: Vec<Failure>,
+}
+
+/// One measured burst of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub target: String,
+    pub route: String,
+    pub n: usize,
+    pub wall_ms: f64,
+    pub ok: usize,
+    pub err: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ErrorCount>,
+    /// When each request was answered, from the burst's first send.
+    pub requests: RequestTimes,
+    /// Every answered request's completion time, in ms, for the plots; not kept in the
+    /// JSON, which would grow by megabytes at N = 10,000.
+    #[serde(skip)]
+    pub completions_ms: Vec<f64>,
+    /// What else could have set this point's figures.
+    #[serde(flatten)]
+    pub confounders: Confounders,
+}
+
+/// The sweep from its first burst to its report, written into `out`.
+pub async fn sweep(
+    targets: &[Target],
+    plan: SweepPlan,
+    command: String,
+    out: &Path,
+    on: &mut impl FnMut(Event<'_, Point>),
+) -> Result<SweepReport, String> {
+    let environment = Environment::capture(crate::stamps::SWEEP);
+    let Outcome { measured, failures } = run(targets, &plan, on).await;
+    let report = SweepReport {
+        environment,
+        plan,
+        command,
+        points: measured,
+        failures,
+    };
+    report.write(out).map_err(super::cannot_write(out))?;
+    Ok(report)
+}
+
+/// Runs the sweep, target after target.
+pub async fn run(
+    targets: &[Target],
+    plan: &SweepPlan,
+    on: &mut impl FnMut(Event<'_, Point>),
+) -> Outcome<Point> {
+    let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, plan.threads)).collect();
+    let measure =
+        async |running: &Running, step: &SweepStep| measure(running, step, plan.connect).await;
+    let setup = ServerSetup {
+        sleep_ms: plan.sleep_ms,
+        blocking_threads: plan.blocking_threads,
+        stall_ms: plan.stall_ms,
+        ..ServerSetup::default()
+    };
+    session::run_each(&schedule, &setup, &plan.steps(), on, measure).await
+}
+
+/// One point: a burst, no probe. Its confounders are read around the firing alone: the
+/// connections made beforehand ([`Connect::Before`]) are no part of it.
+async fn measure(running: &Running, step: &SweepStep, connect: Connect) -> Point {
+    let path = format!("{}{}", step.route.path(), running.query);
+    let (endpoint, n) = (&running.endpoint, step.n);
+    let prepared = burst::prepare(endpoint, &path, n, REQUEST_TIMEOUT, connect).await;
+    let meter = ConfounderMeter::start(running);
+    let burst = prepared.fire().await;
+    let confounders = meter.stop();
+    let completions_ms = burst.completions_ms();
+    Point {
+        target: running.label.clone(),
+        route: step.route.path().to_owned(),
+        n: step.n,
+        wall_ms: burst.wall_ms(),
+        ok: burst.ok(),
+        err: burst.err(),
+        errors: burst.errors(),
+        requests: RequestTimes::from_ms(&completions_ms),
+        completions_ms,
+        confounders,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BAD: WorkPath = WorkPath::canonical(Route::Bad);
+
+    #[test]
+    fn only_bad_bursts_that_cannot_finish_are_skipped() {
+        let plan = SweepPlan::default();
+        assert_eq!(
+            plan.skip_reason(BAD, 1_000),
+            None,
+            "20 s fits in the 30 s timeout"
+        );
+        let reason = plan.skip_reason(BAD, 10_000).expect("200 s does not");
+        assert!(reason.contains("200 s"), "{reason}");
+        assert_eq!(
+            plan.skip_reason(WorkPath::canonical(Route::OkBlocking), 10_000),
+            None
+        );
+        assert_eq!(
+            plan.skip_reason(WorkPath::canonical(Route::OkAwait), 10_000),
+            None
+        );
+        // The budget is 80% of the timeout, 24 s: 10,000 × 8 ms / 4 = 20 s fits.
+        let four = SweepPlan {
+            threads: 4,
+            sleep_ms: 8,
+            ..SweepPlan::default()
+        };
+        assert_eq!(four.skip_reason(BAD, 10_000), None);
+    }
+
+    #[test]
+    fn ideals_follow_the_pool_and_the_threads() {
+        let plan = SweepPlan {
+            sleep_ms: 100,
+            blocking_threads: Some(40),
+            ..SweepPlan::default()
+        };
+        let blocking = WorkPath::canonical(Route::OkBlocking);
+        assert_eq!(plan.ideal_ms(blocking, 40), Some(100.0));
+        assert_eq!(plan.ideal_ms(blocking, 41), Some(200.0));
+        assert_eq!(plan.ideal_ms(BAD, 10), Some(1000.0));
+        assert_eq!(
+            plan.ideal_ms(WorkPath::canonical(Route::OkAwait), 200),
+            Some(100.0)
+        );
+        let unknown_pool = SweepPlan::default();
+        assert_eq!(unknown_pool.ideal_ms(blocking, 41), None);
+    }
+
+    #[test]
+    fn the_steps_leave_out_what_is_skipped() {
+        let steps = SweepPlan::default().steps();
+        assert_eq!(steps.len(), 3 * 5 - 1);
+        assert!(!(steps.iter()).any(|step| step.route == BAD && step.n == 10_000));
+        assert_eq!(steps[0].to_string(), "/bad N=1");
+    }
+
+    #[test]
+    fn each_step_should_take_its_ideal_and_its_connections() {
+        let plan = SweepPlan {
+            blocking_threads: Some(40),
+            sleep_ms: 100,
+            ..SweepPlan::default()
+        };
+        let blocking = WorkPath::canonical(Route::OkBlocking);
+        let ideal_and_connects = |ms: u64, n: u32| Duration::from_millis(ms) + CONNECT_COST * n;
+        assert_eq!(plan.estimate(blocking, 41), ideal_and_connects(200, 41));
+        assert_eq!(plan.estimate(BAD, 10), ideal_and_connects(1_000, 10));
+        let unknown_pool = SweepPlan::default();
+        assert_eq!(
+            unknown_pool.estimate(blocking, 1),
+            ideal_and_connects(20, 1)
+        );
+    }
+}

@@ -1,0 +1,169 @@
+//! The sleeping routes: `/bad` serialises a burst on the reactor, `/ok-blocking` and
+//! `/ok-await` run it concurrently; `--threads` and `--blocking-threads` size the reactor and
+//! the offload pool. Bounds are ratios to the case's own sleep.
+
+use std::time::Duration;
+
+use bench_client::measure::burst::{self, Connect};
+use demo_contract::{Pong, Work};
+
+use crate::harness::*;
+
+pub fn ping_describes_the_server(binary: &str) {
+    block_on(async {
+        let server = start(binary, &[]).await;
+        let reply = get(server.endpoint(), "/ping").await;
+        assert_json(&reply, 200, "/ping");
+        let pong: Pong = reply.json().expect("a /ping body");
+        assert!(pong.ok);
+        assert_eq!(pong.server, server.name());
+        assert_eq!(pong.reactor_threads, 1);
+        assert!(!pong.runtime.is_empty());
+    });
+}
+
+pub fn bad_serialises_on_the_reactor(binary: &str) {
+    block_on(async {
+        let sleep = SHORT_SLEEP;
+        let server = start(binary, &["--sleep-ms", &sleep.as_millis().to_string()]).await;
+        let (burst, work, ping) = burst_with_ping(server.endpoint(), "/bad").await;
+        let floor = sleep.mul_f64(0.8 * N as f64);
+        assert!(
+            burst.wall >= floor,
+            "/bad took {}, less than 0.8 × {N} × sleep",
+            in_ms(burst.wall)
+        );
+        assert!(
+            work.iter().all(|work| work.on_reactor),
+            "/bad slept off the reactor: {work:?}"
+        );
+        assert_eq!(
+            threads(&work).len(),
+            1,
+            "/bad ran on more than one thread: {work:?}"
+        );
+        assert!(
+            work.iter()
+                .all(|work| work.slept_ms == sleep.as_millis() as u64)
+        );
+        // Sent into the middle of a sleep, the ping waits at least for the rest of it.
+        assert!(
+            ping >= sleep / 2,
+            "/ping during /bad took only {}",
+            in_ms(ping)
+        );
+    });
+}
+
+/// Starts the server with [`CONCURRENT_SLEEP`] and fires a burst of `path`, asserting the
+/// concurrent shape: the burst under 3 × sleep, the ping during it well under one sleep.
+/// Returns the work bodies.
+pub(crate) fn assert_concurrent(binary: &str, path: &str) -> Vec<Work> {
+    block_on(async {
+        let sleep = CONCURRENT_SLEEP;
+        let server = start(binary, &["--sleep-ms", &sleep.as_millis().to_string()]).await;
+        // The first request pays a server's lazy set-up (the FastAPI app's most of all), which
+        // is no part of the shape checked here.
+        assert_eq!(get(server.endpoint(), "/ping").await.status, 200);
+        let (burst, work, ping) = burst_with_ping(server.endpoint(), path).await;
+        assert!(
+            burst.wall < sleep * 3,
+            "{path} took {}, not under 3 × sleep",
+            in_ms(burst.wall)
+        );
+        assert!(ping < sleep / 2, "/ping during {path} took {}", in_ms(ping));
+        work
+    })
+}
+
+pub fn ok_blocking_is_concurrent_off_the_reactor(binary: &str) {
+    let work = assert_concurrent(binary, "/ok-blocking");
+    assert!(
+        work.iter().all(|work| !work.on_reactor),
+        "/ok-blocking slept on the reactor: {work:?}"
+    );
+}
+
+pub fn ok_await_is_concurrent_on_the_reactor(binary: &str) {
+    let work = assert_concurrent(binary, "/ok-await");
+    // The timer wait starts on the reactor thread, and with one reactor thread, all on one.
+    assert!(work.iter().all(|work| work.on_reactor), "{work:?}");
+    assert_eq!(threads(&work).len(), 1, "{work:?}");
+}
+
+/// With `--threads 2`, `/ping` says two reactor threads, and a burst of `/bad` sleeps on the
+/// reactor runs two sleeps at a time: at least 0.8 × N / 2 × sleep, and under 0.8 × N ×
+/// sleep, which one thread, sleeping N times in turn, can never beat.
+pub fn threads_flag_sets_the_reactor_threads(binary: &str) {
+    block_on(async {
+        let sleep = SHORT_SLEEP;
+        let sleep_ms = sleep.as_millis().to_string();
+        let server = start(binary, &["--threads", "2", "--sleep-ms", &sleep_ms]).await;
+        let pong: Pong = get(server.endpoint(), "/ping")
+            .await
+            .json()
+            .expect("a /ping body");
+        assert_eq!(pong.reactor_threads, 2);
+        let burst = burst::fire(server.endpoint(), "/bad", N, TIMEOUT, Connect::During).await;
+        assert_eq!(burst.ok(), N, "{:?}", burst.errors());
+        let work = burst.work();
+        // (Thread names do not tell the two apart: tokio names every worker alike.)
+        assert!(work.iter().all(|work| work.on_reactor), "{work:?}");
+        let (floor, ceiling) = (
+            sleep.mul_f64(0.8 * N as f64 / 2.0),
+            sleep.mul_f64(0.8 * N as f64),
+        );
+        assert!(
+            burst.wall >= floor && burst.wall < ceiling,
+            "{N} × /bad on 2 reactor threads took {}, not between {} and {}",
+            in_ms(burst.wall),
+            in_ms(floor),
+            in_ms(ceiling)
+        );
+    });
+}
+
+/// With `--blocking-threads 2`, 4 concurrent `/ok-blocking` sleeps run in two rounds of two;
+/// without the flag, in one round (every default pool holds far more than 4 threads).
+pub fn blocking_threads_flag_sizes_the_offload_pool(binary: &str) {
+    /// The wall time of 4 concurrent `/ok-blocking`, each sleeping `sleep`, on a server started
+    /// with `args`, after a first such burst: a pool starts its threads as work comes (the
+    /// FastAPI app's too), which is no part of its size.
+    async fn wall_of_4(binary: &str, args: &[&str], sleep: Duration) -> Duration {
+        let sleep_ms = sleep.as_millis().to_string();
+        let args = [args, &["--sleep-ms", &sleep_ms]].concat();
+        let server = start(binary, &args).await;
+        let mut wall = Duration::ZERO;
+        for _warm_up_then_measured in 0..2 {
+            let burst = burst::fire(
+                server.endpoint(),
+                "/ok-blocking",
+                4,
+                TIMEOUT,
+                Connect::During,
+            )
+            .await;
+            assert_eq!(burst.ok(), 4, "{args:?}: {:?}", burst.errors());
+            wall = burst.wall;
+        }
+        wall
+    }
+
+    block_on(async {
+        let sleep = CONCURRENT_SLEEP;
+        let wall = wall_of_4(binary, &["--blocking-threads", "2"], sleep).await;
+        assert!(
+            wall >= sleep.mul_f64(1.6) && wall < sleep.mul_f64(2.9),
+            "with 2 pool threads, 4 sleeps took {}, not two rounds of {}",
+            in_ms(wall),
+            in_ms(sleep)
+        );
+        let wall = wall_of_4(binary, &[], sleep).await;
+        assert!(
+            wall < sleep.mul_f64(1.9),
+            "with the default pool, 4 sleeps took {}, not one round of {}",
+            in_ms(wall),
+            in_ms(sleep)
+        );
+    });
+}

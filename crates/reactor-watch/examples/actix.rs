@@ -1,0 +1,43 @@
+//! An actix-web app whose blocking route reactor-watch catches: the wrapper is one `wrap_fn`.
+//! `cargo run -p reactor-watch --example actix`, then `curl localhost:3000/bad` and read stderr.
+use std::time::Duration;
+
+use actix_web::dev::Service;
+use actix_web::{App, HttpServer, web};
+use reactor_watch::{Config, Label, Watch};
+
+fn main() -> std::io::Result<()> {
+    let port: u16 = std::env::args()
+        .nth(1)
+        .map_or(3000, |p| p.parse().expect("a port"));
+    // 1. A watch: any poll that holds its thread over 100 ms is a stall, reported on stderr.
+    let watch = Watch::start(Config::new(Duration::from_millis(100)));
+    actix_web::rt::System::new().block_on(async move {
+        let server = HttpServer::new(move || {
+            let watch = watch.clone();
+            App::new()
+                // 2. Wrap every request future under the route actix-web matched.
+                .wrap_fn(move |req, service| {
+                    let route = req.match_pattern().unwrap_or_else(|| "?".into());
+                    let label = Label::new(&format!("{} {route}", req.method()));
+                    watch.wrap(label, service.call(req))
+                })
+                .route("/bad", web::get().to(bad))
+                .route("/ok", web::get().to(ok))
+        })
+        .workers(1)
+        .bind(("127.0.0.1", port))?;
+        println!("listening on http://{}", server.addrs()[0]);
+        server.run().await
+    })
+}
+
+async fn bad() -> &'static str {
+    std::thread::sleep(Duration::from_millis(300)); // blocks the worker: reported
+    "blocked"
+}
+
+async fn ok() -> &'static str {
+    actix_web::rt::time::sleep(Duration::from_millis(300)).await; // yields: not reported
+    "awaited"
+}

@@ -1,0 +1,44 @@
+//! hyper on smol, whose blocking route reactor-watch catches: wrap the service's future.
+//! `cargo run -p reactor-watch --example smol`, then `curl localhost:3000/bad` and read stderr.
+use std::convert::Infallible;
+use std::time::Duration;
+
+use hyper::{Request, Response, body::Incoming, server::conn::http1, service::service_fn};
+use reactor_watch::{Config, Watch};
+use smol_hyper::rt::FuturesIo;
+
+fn main() -> std::io::Result<()> {
+    let port: u16 = std::env::args()
+        .nth(1)
+        .map_or(3000, |p| p.parse().expect("a port"));
+    // 1. A watch, and a label per route, made once.
+    let watch = Watch::start(Config::new(Duration::from_millis(100)));
+    let (bad, other) = (watch.label("GET /bad"), watch.label("GET (other)"));
+    smol::block_on(async {
+        let listener = smol::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        println!("listening on http://{}", listener.local_addr()?);
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let watch = watch.clone();
+            // 2. Wrap every request future under its route.
+            let service = service_fn(move |req: Request<Incoming>| {
+                let label = if req.uri().path() == "/bad" {
+                    bad
+                } else {
+                    other
+                };
+                watch.wrap(label, answer(req))
+            });
+            let connection =
+                http1::Builder::new().serve_connection(FuturesIo::new(stream), service);
+            smol::spawn(connection).detach();
+        }
+    })
+}
+
+async fn answer(req: Request<Incoming>) -> Result<Response<String>, Infallible> {
+    if req.uri().path() == "/bad" {
+        std::thread::sleep(Duration::from_millis(300)); // blocks the executor thread: reported
+    }
+    Ok(Response::new("done\n".into()))
+}
