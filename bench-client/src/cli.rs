@@ -144,10 +144,10 @@ pub enum Command {
     /// that tests a mechanism against its stock server
     Race(RaceArgs),
     /// Catching it, side by side: each way of catching a blocked reactor (reactor-watch,
-    /// tokio-metrics' TaskMonitor, asyncio's and uvloop's debug mode, pyleak), each on the
-    /// stacks it supports, on one workload (/ok-await and /ok-blocking for false alarms,
-    /// /bad, /bad-cpu, then one request holding the thread, --held-trials times), read from
-    /// what it prints on the server's stderr
+    /// tokio-metrics' TaskMonitor, tokio's poll hooks, tokio-console, asyncio's and uvloop's
+    /// debug mode, pyleak), each on the stacks it supports, on one workload (/ok-await and
+    /// /ok-blocking for false alarms, /bad, /bad-cpu, then one request holding the thread,
+    /// --held-trials times), read from what it prints on the server's stderr
     Detectors(DetectorsArgs),
     /// Redraws tables, plots and the pages' figures from the committed records, measuring
     /// nothing: for a change of format or figure, not of figures (no folder: everything)

@@ -84,8 +84,8 @@ async fn a_watchdog_reports_while_held_a_poll_timer_after() {
 }
 
 /// tokio's poll hooks, with the watchdog the variant adds, report while the thread is held,
-/// and name the task's spawn site, not the route. Needs the server built with
-/// `--cfg tokio_unstable` (scripts/test.sh builds it).
+/// and name the task's spawn site, not the route; tokio-console warns of no short stall. Needs
+/// the server built with `--cfg tokio_unstable` (scripts/test.sh builds it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokio_poll_hooks_report_while_held_and_name_the_spawn_site() {
     let binary = common::real_server("demo-hyper-tokio");
@@ -108,6 +108,21 @@ async fn tokio_poll_hooks_report_while_held_and_name_the_spawn_site() {
         "{hooks:?}"
     );
     assert!(hooks.held[0].while_held(), "{hooks:?}");
+
+    // tokio-console (its variant starts console-probe, built beside the server): the UI's
+    // never-yielded warning needs a first poll busy for 1 s, so polls of 300 ms never trip it.
+    let warning = verdict(&verdicts, "tokio-console never-yielded");
+    assert_eq!(warning.false_alarms, Some(0), "{warning:?}");
+    assert_eq!(warning.bad_reports, Some(0), "{warning:?}");
+    assert_eq!(warning.bad_cpu_reports, Some(0), "{warning:?}");
+    assert_eq!(warning.cost.len(), 2, "{warning:?}");
+    // Its task list shows the held poll running: an update comes every second, so one comes
+    // in the hold's 1,200 ms after its first 100.
+    let list = verdict(&verdicts, "tokio-console task list");
+    assert_eq!(list.false_alarms, Some(0), "{list:?}");
+    assert_eq!(list.names_route, Some(false), "{list:?}");
+    assert!(list.held[0].first_report_ms.is_some(), "{list:?}");
+    assert_eq!(list.cost_reports, 0, "{list:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use std::path::Path;
 
-use demo_contract::variant::{AXUM_TASK_MONITOR, TOKIO_POLL_HOOKS};
+use demo_contract::variant::{AXUM_TASK_MONITOR, TOKIO_CONSOLE, TOKIO_POLL_HOOKS};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::environment::Environment;
@@ -88,7 +88,7 @@ pub enum Build {
 pub const PYLEAK_VARIABLE: &str = "DEMO_FASTAPI_PYLEAK";
 
 /// The detectors, in the order the report lists them.
-pub const DETECTORS: [Detector; 6] = [
+pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "reactor-watch",
         servers: &SERVERS,
@@ -116,6 +116,33 @@ pub const DETECTORS: [Detector; 6] = [
         stall_ms: 0,
         marker: "tokio poll hooks:",
         about: TOKIO_POLL_HOOKS.about,
+        build: Build::TokioUnstable,
+    },
+    Detector {
+        name: "tokio-console never-yielded",
+        servers: &[TOKIO_CONSOLE.server],
+        variable: Some(TOKIO_CONSOLE.variable),
+        stall_ms: 0,
+        marker: r#"{"event":"warning","lint":"never-yielded""#,
+        about: "console-subscriber 0.5 on the server (a build with --cfg tokio_unstable, its \
+                defaults: an update every second), its stream read by console-probe \
+                (crates/console-probe) through console-api as the console's UI reads it, the \
+                UI's warnings worked out as the UI works them out (tokio-console/src/warnings.rs); \
+                a report is the one warning about a task holding its thread, never-yielded: a \
+                task running now, polled at most once, busy for 1 s or more",
+        build: Build::TokioUnstable,
+    },
+    Detector {
+        name: "tokio-console task list",
+        servers: &[TOKIO_CONSOLE.server],
+        variable: Some(TOKIO_CONSOLE.variable),
+        stall_ms: 0,
+        marker: r#"{"event":"poll""#,
+        about: "the same stream read for what the console's task list shows, not a warning: \
+                a task whose poll, at an update, has been running for 100 ms or more (its \
+                state and busy time), or whose last poll, ended, lasted that long; an update \
+                carries each task's last poll only, so a poll is seen if an update comes while \
+                it runs or before the task's next poll",
         build: Build::TokioUnstable,
     },
     Detector {
