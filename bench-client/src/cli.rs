@@ -149,6 +149,13 @@ pub enum Command {
     /// /ok-blocking for false alarms, /bad, /bad-cpu, then one request holding the thread,
     /// --held-trials times), read from what it prints on the server's stderr
     Detectors(DetectorsArgs),
+    /// Where io_uring differs: on each io_uring server, stock and with each flip of the
+    /// mechanism (crates/demo-contract/src/variant.rs), --trials bursts of /bad on
+    /// connections already open, counting whether the answers came one per sleep or were held
+    /// until the reactor was free; then, on some of them, a /ping written each of --leads-ms
+    /// before the burst, counting whether it was served first (the server's record of events)
+    /// and answered within a sleep
+    Uring(UringArgs),
     /// Redraws tables, plots and the pages' figures from the committed records, measuring
     /// nothing: for a change of format or figure, not of figures (no folder: everything)
     Redraw(RedrawArgs),
@@ -252,4 +259,6 @@ mod subcommands;
 #[cfg(test)]
 mod tests;
 
-pub use subcommands::{AllArgs, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs};
+pub use subcommands::{
+    AllArgs, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs, UringArgs,
+};

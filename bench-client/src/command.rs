@@ -2,11 +2,14 @@
 //! written report, shown in the progress view. The binary runs one; the main job
 //! ([`crate::job`]) runs each of its experiments through here too.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::cli::{Cli, Command, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs};
+use crate::cli::{
+    Cli, Command, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs, UringArgs,
+};
 use crate::experiments::detectors::{self, DetectorRun};
 use crate::experiments::race::FlipRun;
+use crate::experiments::uring::{self, Setting};
 use crate::experiments::{comparison, race, rest, sweep};
 use crate::measure::session::Event;
 use crate::measure::target::{self, SERVERS, Target, all_servers};
@@ -36,6 +39,8 @@ pub enum Planned<'a> {
     Rest(&'a RestArgs, Vec<Target>),
     Race(&'a RaceArgs, Vec<Target>, Vec<FlipRun>),
     Detectors(&'a DetectorsArgs, Vec<DetectorRun>),
+    /// Its settings, and the folder of their servers.
+    Uring(&'a UringArgs, Vec<Setting>, PathBuf),
 }
 
 /// The experiment `cli` names, planned; `None` for a command that measures nothing
@@ -62,6 +67,11 @@ pub fn plan(cli: &Cli) -> Option<Planned<'_>> {
         Some(Command::Detectors(args)) => {
             Planned::Detectors(args, detectors::runs(&args.spawn.targets(&all_servers()).0))
         }
+        Some(Command::Uring(args)) => {
+            let servers: Vec<&str> = args.servers.iter().map(String::as_str).collect();
+            let bin_dir = (args.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
+            Planned::Uring(args, uring::settings_of(&servers), bin_dir)
+        }
         Some(Command::Redraw(_) | Command::All(_)) => return None,
     })
 }
@@ -74,6 +84,7 @@ pub fn title(cli: &Cli) -> &'static str {
         Some(Command::Rest(_)) => "at rest",
         Some(Command::Race(_)) => "the race",
         Some(Command::Detectors(_)) => "the detectors",
+        Some(Command::Uring(_)) => "where io_uring differs",
         Some(Command::Redraw(_)) => "redraw",
         Some(Command::All(_)) => "the main job",
     }
@@ -88,6 +99,7 @@ impl Planned<'_> {
             Planned::Rest(..) => stamps::REST,
             Planned::Race(..) => stamps::RACE,
             Planned::Detectors(..) => stamps::DETECTORS,
+            Planned::Uring(..) => stamps::URING,
         }
     }
 
@@ -99,6 +111,7 @@ impl Planned<'_> {
             Planned::Rest(args, _) => &args.out,
             Planned::Race(args, ..) => &args.out,
             Planned::Detectors(args, _) => &args.out,
+            Planned::Uring(args, ..) => &args.out,
         }
     }
 
@@ -110,6 +123,7 @@ impl Planned<'_> {
             Planned::Rest(args, targets) => args.plan().stage(name, targets),
             Planned::Race(args, targets, flips) => args.plan().stage(name, targets, flips),
             Planned::Detectors(args, runs) => args.plan().stage(name, runs),
+            Planned::Uring(args, settings, bin_dir) => args.plan().stage(name, settings, bin_dir),
         }
     }
 
@@ -153,6 +167,12 @@ impl Planned<'_> {
                 let report = detectors::detectors(&runs, plan, command, &args.out, on).await?;
                 let written = "DETECTORS.md and detectors.json";
                 (&args.out, written, report.failures.len())
+            }
+            Planned::Uring(args, settings, bin_dir) => {
+                let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+                let (plan, out) = (args.plan(), &args.out);
+                let report = uring::uring(&settings, &bin_dir, plan, command, out, on).await?;
+                (&args.out, "URING.md and uring.json", report.failures.len())
             }
         };
         Ok(ran(out, written, failures))

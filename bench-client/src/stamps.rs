@@ -34,6 +34,7 @@ pub const REST: &str = "rest";
 pub const OFFLOAD_COST: &str = "offload-cost";
 pub const POLL_COST: &str = "poll-cost";
 pub const STATIC: &str = "static";
+pub const URING: &str = "uring";
 
 const EXPERIMENTS_DIR: &str = "bench-client/src/experiments";
 
@@ -74,6 +75,12 @@ pub const EXPERIMENTS: &[Stamped] = &[
     Stamped {
         name: REST,
         own: &["bench-client/src/experiments/rest"],
+        drives_servers: true,
+        reads_servers: false,
+    },
+    Stamped {
+        name: URING,
+        own: &["bench-client/src/experiments/uring"],
         drives_servers: true,
         reads_servers: false,
     },

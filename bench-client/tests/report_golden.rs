@@ -11,6 +11,7 @@ use bench_client::measure::probe::ProbeRecord;
 use bench_client::measure::session::{Confounders, Failure};
 use bench_client::measure::stalls::StallsSeen;
 use bench_client::measure::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
+use bench_client::measure::timeline::{Span, Timeline};
 use bench_client::measure::work::WorkPath;
 use bench_client::report::{Report, Timing, write_atomically};
 
@@ -111,6 +112,17 @@ fn report() -> Report {
         slow_polls: 10,
         longest_ms: Some(501.2),
         routes: vec!["GET /bad".into()],
+    });
+    // Its first answer as its sleep ended, its last after all ten.
+    let answered = |sent_ms, ended_ms| Span {
+        sent_ms,
+        ended_ms,
+        ok: true,
+    };
+    axum_bad.timeline = Some(Timeline {
+        requests: vec![answered(0.0, 501.0), answered(0.1, 5012.3)],
+        closed_loop: Vec::new(),
+        open_loop: Vec::new(),
     });
     axum_bad.open_loop = Some(OpenLoopStats::from_record(open_loop(
         vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],
@@ -240,14 +252,16 @@ fn writing_is_atomic_and_leaves_no_temporary_file() {
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    // A CDF per route with open-loop samples; no temporary file.
+    // A CDF per route with open-loop samples, the timeline of the case that has one; no
+    // temporary file.
     assert_eq!(
         names,
         [
             "RESULTS.md",
             "ping-cdf-bad.svg",
             "ping-cdf-ok-await.svg",
-            "results.json"
+            "results.json",
+            "timeline.svg"
         ]
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -11,7 +11,9 @@ use crate::experiments::race::arrival::{self, ArrivalPlan, Point};
 use crate::experiments::race::{self, RacePlan};
 use crate::experiments::rest::RestPlan;
 use crate::experiments::sweep::{self, SweepPlan};
+use crate::experiments::uring::{self, UringPlan};
 use crate::measure::burst::Connect;
+use crate::measure::target;
 use crate::measure::work::WorkPath;
 
 /// `bench-client all`.
@@ -90,6 +92,57 @@ impl RaceArgs {
                 points: self.points.clone(),
             },
         }
+    }
+}
+
+/// `bench-client uring`.
+#[derive(Debug, clap::Args)]
+pub struct UringArgs {
+    /// The io_uring servers to run, comma-separated, each stock and with its flips
+    #[arg(long, value_delimiter = ',', default_values_t = target::IO_URING_SERVERS.iter().map(|name| name.to_string()), value_parser = clap::builder::PossibleValuesParser::new(target::IO_URING_SERVERS.iter().copied()))]
+    pub servers: Vec<String>,
+
+    /// Folder of the server binaries [default: the folder of this binary]
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+
+    /// Trials per setting, and per setting and lead
+    #[arg(long, default_value_t = uring::defaults::TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub trials: usize,
+
+    /// Sleep of each /bad request, in milliseconds
+    #[arg(long, default_value_t = uring::defaults::SLEEP_MS, value_parser = sleep_ms())]
+    pub sleep_ms: u64,
+
+    /// Concurrent /bad requests per trial
+    #[arg(short = 'n', long, default_value_t = uring::defaults::CONCURRENCY, value_parser = RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub concurrency: usize,
+
+    /// How long the ping leads the burst, in milliseconds, comma-separated; each in turn
+    #[arg(long, value_delimiter = ',', default_values_t = uring::defaults::LEADS_MS, value_parser = lead_ms)]
+    pub leads_ms: Vec<f64>,
+
+    /// Folder for URING.md and uring.json
+    #[arg(long, default_value = "results/uring")]
+    pub out: PathBuf,
+}
+
+impl UringArgs {
+    pub fn plan(&self) -> UringPlan {
+        UringPlan {
+            trials: self.trials,
+            sleep_ms: self.sleep_ms,
+            concurrency: self.concurrency,
+            leads_ms: self.leads_ms.clone(),
+        }
+    }
+}
+
+/// A lead of 0 to 1,000 ms.
+fn lead_ms(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(ms) if (0.0..=1000.0).contains(&ms) => Ok(ms),
+        _ => Err(format!("{text} is not a number of ms from 0 to 1000")),
     }
 }
 

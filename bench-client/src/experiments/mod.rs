@@ -10,6 +10,8 @@
 //!   ping's arrival controlled ([`race::arrival`]) and the variants' flips;
 //! - [`detectors`]: the ways of catching a blocked reactor, each on the same workload;
 //! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
+//! - [`uring`]: where io_uring differs, held answers and the order of service, with the
+//!   flips that change them;
 //! - [`scripts`]: the criterion benches run as experiments: the offload's price and the
 //!   stall detector's price per poll.
 
@@ -19,6 +21,7 @@ pub mod race;
 pub mod rest;
 pub mod scripts;
 pub mod sweep;
+pub mod uring;
 
 /// Why an experiment's results could not be written into `out`: one wording for every
 /// experiment's writer.

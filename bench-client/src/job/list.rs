@@ -8,7 +8,7 @@ use super::{Experiment, README, Run};
 use crate::stamps;
 
 /// The main job, in order.
-pub const MAIN_JOB: [Experiment; 22] = [
+pub const MAIN_JOB: [Experiment; 23] = [
     Experiment {
         name: "the comparison (results/, README.md's block)",
         run: Run::Command(&["--readme", README]),
@@ -164,6 +164,10 @@ pub const MAIN_JOB: [Experiment; 22] = [
     Experiment {
         name: "at rest (results/rest/)",
         run: Run::Command(&["rest", "--out", "results/rest"]),
+    },
+    Experiment {
+        name: "where io_uring differs (results/uring/)",
+        run: Run::Command(&["uring", "--out", "results/uring"]),
     },
     Experiment {
         name: "the detector on (results/detector-on/)",

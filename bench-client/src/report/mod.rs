@@ -7,6 +7,7 @@
 //! - [`sweep_md`]: `SWEEP.md`, the sweep's tables;
 //! - [`rest_md`]: `REST.md`, the at-rest table;
 //! - [`race_md`]: `RACE.md`, the health check's race over repeated trials;
+//! - [`uring_md`]: `URING.md`, held answers and the order of service on io_uring;
 //! - [`detectors_md`]: `DETECTORS.md`, the ways of catching a blocked reactor side by side;
 //! - [`sections`]: the sections those three documents share (heading, failures);
 //! - [`findings`]: plain sentences read from the figures;
@@ -31,6 +32,7 @@ pub mod sections;
 pub mod sweep_md;
 pub mod terminal;
 pub mod text;
+pub mod uring_md;
 
 use std::path::Path;
 
@@ -39,6 +41,7 @@ pub use crate::experiments::detectors::DetectorsReport;
 pub use crate::experiments::race::RaceReport;
 pub use crate::experiments::rest::RestReport;
 pub use crate::experiments::sweep::SweepReport;
+pub use crate::experiments::uring::UringReport;
 pub use files::write_atomically;
 
 impl RaceReport {
@@ -56,6 +59,20 @@ impl RaceReport {
             (plots::RACE.to_owned(), plot),
         ];
         files::write_all(dir, &outputs)
+    }
+}
+
+impl UringReport {
+    /// Writes `uring.json` and `URING.md` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("uring.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `URING.md`, drawn from `uring.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
+        let markdown = uring_md::uring_markdown(self);
+        files::write_all(dir, &[("URING.md".to_owned(), markdown)])
     }
 }
 

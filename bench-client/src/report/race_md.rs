@@ -100,7 +100,7 @@ fn row(tally: &Tally) -> String {
 }
 
 /// `min / median / max`, one decimal, or `-`.
-fn spread(values: Option<[f64; 3]>) -> String {
+pub(super) fn spread(values: Option<[f64; 3]>) -> String {
     values.map_or("-".to_owned(), |[min, median, max]| {
         format!("{min:.1} / {median:.1} / {max:.1}")
     })

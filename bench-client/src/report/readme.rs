@@ -33,8 +33,10 @@ pub fn block(report: &Report) -> String {
         out,
         "\nEach cell: the wall time of {n} concurrent requests, in sleeps of {sleep} ms (1: side \
          by side;\n{n}: one after another); the open-loop `/ping` (one every {every} ms, timed \
-         from when it should have left)\nat p50 / p99, in ms; the pings that failed. A Rust \
-         cell gives the range over its stacks.\nMeasured by `{command}` on {date} ({cpu}, \
+         from when it should have left)\nat p50 / p99, in ms; when the first of the {n} was \
+         answered, in sleeps from the first request\n(1: as its own sleep ended; {n}: not before \
+         the last one's); the pings that failed. A Rust cell gives the range\nover its stacks. \
+         Measured by `{command}` on {date} ({cpu}, \
          {cores} cores), code stamp `{stamp}`;\nevery table, with the environment, in \
          [results/RESULTS.md](results/RESULTS.md).\n",
         n = plan.concurrency,
@@ -76,7 +78,7 @@ fn columns(report: &Report) -> Vec<(String, Vec<&str>)> {
 }
 
 /// A row per route, a column per [`columns`] group: wall in sleeps, open-loop ping p50 and
-/// p99, failed pings.
+/// p99, first answer in sleeps, failed pings.
 fn compact_table(report: &Report) -> String {
     let columns = columns(report);
     let mut out = String::from("| route |");
@@ -104,7 +106,13 @@ fn compact_table(report: &Report) -> String {
 /// requests failed gives no wall time (it has no verdict), only its count of failures.
 fn cell(cases: &[&Case]) -> String {
     let measured = cases.iter().filter(|case| case.verdict != Verdict::Failed);
-    let walls: Vec<f64> = measured.filter_map(|case| case.times_ideal).collect();
+    let walls: Vec<f64> = measured
+        .clone()
+        .filter_map(|case| case.times_ideal)
+        .collect();
+    let firsts: Vec<f64> = measured
+        .filter_map(|case| first_answer_sleeps(case))
+        .collect();
     let open = cases.iter().filter_map(|case| case.open_loop.as_ref());
     let p50: Vec<f64> = open.clone().filter_map(|open| open.p50_ms).collect();
     let p99: Vec<f64> = open.filter_map(|open| open.p99_ms).collect();
@@ -114,6 +122,9 @@ fn cell(cases: &[&Case]) -> String {
         latency_range(&p50),
         latency_range(&p99),
     );
+    if !firsts.is_empty() {
+        let _ = write!(out, "<br>first answer {} sleeps", range(&firsts, 1));
+    }
     let (failed, sent, on) = failed_pings(cases);
     let _ = match failed {
         0 => write!(out, "<br>no ping failed"),
@@ -128,6 +139,14 @@ fn cell(cases: &[&Case]) -> String {
         );
     }
     out
+}
+
+/// When `case`'s first request was answered, in sleeps from the burst's first send (its
+/// timeline's earliest answer); `None` without a timeline or an answer.
+fn first_answer_sleeps(case: &Case) -> Option<f64> {
+    let answered = (case.timeline.as_ref()?.requests.iter()).filter(|request| request.ok);
+    let first_ms = answered.map(|request| request.ended_ms).reduce(f64::min)?;
+    Some(first_ms / case.sleep_ms as f64)
 }
 
 /// The pings of both probes that failed, of all sent, and the stacks they failed on.

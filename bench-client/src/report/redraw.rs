@@ -2,7 +2,7 @@
 //! nothing. A change to a table, a plot or a page's figures needs this, never a rerun.
 //!
 //! A results folder is known by the record it holds: `results.json` (the comparison),
-//! `race.json`, `sweep.json`, `rest.json` or `detectors.json`. With no folder named, every
+//! `race.json`, `sweep.json`, `rest.json`, `uring.json` or `detectors.json`. With no folder named, every
 //! such folder under `results/` is redrawn, then the README's results block (from
 //! `results/`, the full default comparison) and the figures blocks of every page.
 
@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
-use super::{DetectorsReport, RaceReport, Report, RestReport, SweepReport, pages, readme};
+use super::{
+    DetectorsReport, RaceReport, Report, RestReport, SweepReport, UringReport, pages, readme,
+};
 
 /// Where the committed results live, from the repository's root.
 pub const RESULTS: &str = "results";
@@ -18,11 +20,12 @@ pub const RESULTS: &str = "results";
 pub const README: &str = "README.md";
 
 /// The records a results folder may hold, by file name.
-const RECORDS: [&str; 5] = [
+const RECORDS: [&str; 6] = [
     "results.json",
     "race.json",
     "sweep.json",
     "rest.json",
+    "uring.json",
     "detectors.json",
 ];
 
@@ -91,6 +94,7 @@ fn redraw_dir(dir: &Path) -> Result<(), String> {
         Some(&"race.json") => views(read::<RaceReport>(dir, "race.json")?.write_views(dir)),
         Some(&"sweep.json") => views(read::<SweepReport>(dir, "sweep.json")?.write_views(dir)),
         Some(&"rest.json") => views(read::<RestReport>(dir, "rest.json")?.write_views(dir)),
+        Some(&"uring.json") => views(read::<UringReport>(dir, "uring.json")?.write_views(dir)),
         Some(_) => views(read::<DetectorsReport>(dir, "detectors.json")?.write_views(dir)),
         None => Err(format!("no record here (one of {})", RECORDS.join(", "))),
     }

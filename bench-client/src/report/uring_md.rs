@@ -1,0 +1,118 @@
+//! `URING.md`: on the io_uring stacks, stock and with each flip, whether a burst's answers
+//! came one per sleep or were held, and whether a ping leading the burst was served first and
+//! answered at once.
+
+use std::fmt::Write as _;
+
+use super::race_md::spread;
+use super::sections::{failures, heading};
+use crate::experiments::uring::{HeldTally, OrderTally, UringReport};
+
+/// `URING.md`.
+pub fn uring_markdown(report: &UringReport) -> String {
+    let mut out = heading(
+        "Where io_uring differs: held answers and the order of service",
+        &report.command,
+        &report.environment,
+    );
+    out.push_str(&parameters(report));
+    out.push_str(&settings(report));
+    out.push_str(&held_table(&report.held, report.plan.concurrency));
+    if !report.order.is_empty() {
+        out.push_str(&order_table(&report.order));
+    }
+    out.push_str(&failures(&report.failures, false));
+    out
+}
+
+fn parameters(report: &UringReport) -> String {
+    let plan = &report.plan;
+    let leads: Vec<String> = plan
+        .leads_ms
+        .iter()
+        .map(|lead| format!("{lead} ms"))
+        .collect();
+    format!(
+        "\n## Parameters\n\n- each setting's server started once, with one reactor thread and \
+         `--events`; in each trial {n} connections (one more for a ping) opened and used once \
+         each, so that the server has accepted them and waits on each for its next request, \
+         then {n} `/bad` requests sleeping {sleep} ms written back to back, one per connection\n\
+         - {trials} trials per setting with no ping; on the settings of the order table, {trials} \
+         more per lead with a `/ping` written that long before the burst: {leads}\n\
+         - an answer's time runs from the burst's first write; answers less than half a sleep \
+         apart count as one group\n\n",
+        n = plan.concurrency,
+        sleep = plan.sleep_ms,
+        trials = plan.trials,
+        leads = leads.join(", "),
+    )
+}
+
+fn settings(report: &UringReport) -> String {
+    let mut out = String::from("## Settings\n\n");
+    for setting in &report.settings {
+        let _ = write!(out, "- **{}**", setting.label);
+        if setting.flips.is_empty() {
+            out.push_str(": the stock server\n");
+        }
+        for (index, (variable, about)) in setting.flips.iter().enumerate() {
+            let joint = if index == 0 { ":" } else { "; and" };
+            let _ = write!(out, "{joint} `{variable}=1`, {about}");
+        }
+        if !setting.flips.is_empty() {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn held_table(tallies: &[HeldTally], n: usize) -> String {
+    let mut out = format!(
+        "\n## Answers held\n\nWith no ping: did the {n} answers come one per sleep, as each \
+         handler ended (the server's record says when), or together?\n\n\
+         | setting | trials | one per sleep | partly held | all held | failed \
+         | first answer, sleeps: min / median / max | handlers ended one per sleep (server) |\n\
+         |---|---:|---:|---:|---:|---:|---|---:|\n"
+    );
+    for tally in tallies {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            tally.setting,
+            tally.trials,
+            tally.one_per_sleep,
+            tally.partly_held,
+            tally.all_held,
+            tally.failed,
+            spread(tally.first_answer_sleeps),
+            tally.handlers_one_per_sleep,
+        );
+    }
+    out
+}
+
+fn order_table(tallies: &[OrderTally]) -> String {
+    let mut out = String::from(
+        "\n## Order of service\n\nA `/ping` written on its open connection, the lead before \
+         the burst: did its handler start before every `/bad` one (the server's record), and \
+         was it answered within the first sleep, or held with the burst's last answer?\n\n\
+         | setting | lead | trials | ping's handler first | answered within a sleep \
+         | held to the end | between | failed |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for tally in tallies {
+        let _ = writeln!(
+            out,
+            "| {} | {} ms | {} | {} | {} | {} | {} | {} |",
+            tally.setting,
+            tally.lead_ms,
+            tally.trials,
+            tally.served_first,
+            tally.within_a_sleep,
+            tally.held_to_the_end,
+            tally.between,
+            tally.failed,
+        );
+    }
+    out
+}

@@ -1,0 +1,54 @@
+//! Where io_uring differs, against the real servers: every setting starts and runs its trials,
+//! the server's record shows the handlers ending one per sleep on all of them, and on the
+//! epoll settings the answers come one per sleep too. Shapes, with short sleeps; whether the
+//! stock io_uring servers hold their answers is the results run's to count.
+
+mod common;
+
+use bench_client::experiments::uring::{self, Held, SETTINGS, UringPlan, held_of, tally};
+use bench_client::measure::target;
+use demo_contract::IO_URING_REFUSED;
+use demo_contract::variant::{COMPIO_EPOLL, NTEX_DIRECT_WRITE, NTEX_EPOLL};
+
+const SLEEP_MS: u64 = 40;
+const N: usize = 3;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_setting_runs_and_the_epoll_ones_answer_one_per_sleep() {
+    let plan = UringPlan {
+        trials: 2,
+        sleep_ms: SLEEP_MS,
+        concurrency: N,
+        leads_ms: vec![0.0],
+    };
+    for setting in SETTINGS {
+        common::real_server(setting.server);
+        let ran = uring::run(&setting, &target::default_bin_dir(), &plan, &mut |_| {}).await;
+        if ran
+            .failures
+            .iter()
+            .any(|f| f.reason.contains(IO_URING_REFUSED))
+        {
+            eprintln!("skipped {}: {IO_URING_REFUSED}", setting.label());
+            continue;
+        }
+        assert!(ran.failures.is_empty(), "{:?}", ran.failures);
+        let trials: Vec<_> = ran.measured.into_iter().flatten().collect();
+        let pinged = trials.iter().filter(|t| t.lead_ms.is_some()).count();
+        assert_eq!(pinged, if setting.order { 2 } else { 0 }, "{trials:?}");
+        for trial in &trials {
+            assert_eq!(trial.error, None, "{trial:?}");
+            assert_eq!(
+                tally::groups(&trial.handlers_ended_ms, SLEEP_MS),
+                N,
+                "{trial:?}"
+            );
+        }
+        let epoll = [&[COMPIO_EPOLL][..], &[NTEX_EPOLL, NTEX_DIRECT_WRITE]];
+        if epoll.contains(&setting.flips) {
+            for trial in &trials {
+                assert_eq!(held_of(trial, SLEEP_MS), Held::OnePerSleep, "{trial:?}");
+            }
+        }
+    }
+}
