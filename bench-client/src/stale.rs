@@ -37,6 +37,9 @@ pub struct Stale {
     /// The stamped files that changed since the commit its results record, from `git diff`
     /// (empty where the commit is unknown).
     pub changed: Vec<String>,
+    /// The command line its results record, where it is not the one the job's list gives:
+    /// a flag changed in `src/job/list.rs` changes what is measured as surely as code.
+    pub command_was: Option<String>,
 }
 
 /// Every experiment of the main job whose results, in the repository at `root`, record
@@ -63,9 +66,10 @@ fn stale(root: &Path, experiment: &'static Experiment) -> Option<Stale> {
         })
         .filter(|(_, stamp)| stamp.as_deref() != Some(now))
         .collect();
+    let command_was = recorded_command(&files).filter(|was| *was != experiment.command_line());
     if files.is_empty() {
         recorded.push((root.join(&out), None));
-    } else if recorded.is_empty() {
+    } else if recorded.is_empty() && command_was.is_none() {
         return None;
     }
     let commit = (files.iter()).find_map(|file| recorded_field(file, "git_commit", "git commit"));
@@ -75,6 +79,17 @@ fn stale(root: &Path, experiment: &'static Experiment) -> Option<Stale> {
         now,
         recorded,
         changed,
+        command_was,
+    })
+}
+
+/// The command line the first of `files` that records one (a JSON `command`) was run with:
+/// a script's results record none, and are stamped by their script alone.
+fn recorded_command(files: &[PathBuf]) -> Option<String> {
+    files.iter().find_map(|file| {
+        let text = std::fs::read_to_string(file).ok()?;
+        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+        Some(json["command"].as_str()?.to_owned())
     })
 }
 
@@ -179,11 +194,16 @@ pub fn explain(root: &Path, stale: &[Stale]) -> String {
             .map(|stamp| stamp.as_deref().unwrap_or("no stamp"))
             .collect();
         let (recorded, now) = (recorded.join(" and "), one.now);
-        let _ = writeln!(
-            out,
-            "  recorded {recorded}, now {now} ({})",
-            files.join(", ")
-        );
+        if !files.is_empty() {
+            let _ = writeln!(
+                out,
+                "  recorded {recorded}, now {now} ({})",
+                files.join(", ")
+            );
+        }
+        if let Some(was) = &one.command_was {
+            let _ = writeln!(out, "  run as `{was}`, not as the job's list gives it");
+        }
         let (first, more) = one.changed.split_at(one.changed.len().min(SHOWN));
         if !first.is_empty() {
             let _ = write!(
@@ -200,4 +220,51 @@ pub fn explain(root: &Path, stale: &[Stale]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The at-rest experiment of the job, whose results are one JSON file in its folder.
+    fn at_rest() -> &'static Experiment {
+        let rest = MAIN_JOB.iter().find(|e| e.results().0 == stamps::REST);
+        rest.expect("the job runs the at-rest experiment")
+    }
+
+    /// A repository holding only the at-rest results, stamped as this build stamps them and
+    /// run with `command`.
+    fn repository_with(name: &str, command: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("stale-{name}-{}", std::process::id()));
+        let out = root.join(at_rest().results().1);
+        std::fs::create_dir_all(&out).unwrap();
+        let stamp = current_stamp(stamps::REST);
+        let record = serde_json::json!({
+            "environment": { "code_stamp": stamp },
+            "command": command,
+        });
+        std::fs::write(out.join("rest.json"), record.to_string()).unwrap();
+        root
+    }
+
+    #[test]
+    fn results_run_with_the_jobs_command_and_stamp_are_fresh() {
+        let root = repository_with("same", &at_rest().command_line());
+        let stale = stale(&root, at_rest());
+        let _ = std::fs::remove_dir_all(&root);
+        assert!(stale.is_none(), "{stale:?}");
+    }
+
+    #[test]
+    fn a_flag_changed_in_the_jobs_list_makes_the_results_stale() {
+        let was = "bench-client rest --rounds 1 --out results/rest";
+        let root = repository_with("flag", was);
+        let stale = stale(&root, at_rest());
+        let _ = std::fs::remove_dir_all(&root);
+        let stale = stale.expect("a results folder run with other flags is stale");
+        assert_eq!(stale.command_was.as_deref(), Some(was));
+        assert!(stale.recorded.is_empty(), "its stamp is this build's");
+        let explained = explain(Path::new("/"), &[stale]);
+        assert!(explained.contains(&format!("run as `{was}`")), "{explained}");
+    }
 }

@@ -41,7 +41,7 @@ pub mod defaults {
     pub const CPU_MS: u64 = 200;
     /// Twice the liveness probe's 1 s timeout: held long enough to fail the probe.
     pub const HELD_MS: u64 = 2000;
-    pub const HELD_TRIALS: usize = 3;
+    pub const HELD_TRIALS: usize = 2;
     /// The cost: rounds of the detector-on/off runs' burst, on and off.
     pub const COST_ROUNDS: usize = 3;
     pub const COST_CONCURRENCY: usize = 1000;

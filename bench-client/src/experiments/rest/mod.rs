@@ -58,7 +58,7 @@ impl Default for RestPlan {
     fn default() -> RestPlan {
         RestPlan {
             pauses_ms: vec![0, 1, 5, 10, 50],
-            probe_ms: 500,
+            probe_ms: 250,
             rounds: 3,
         }
     }
