@@ -11,6 +11,7 @@ use crate::measure::burst::Connect;
 use crate::measure::fixtures::{DEFAULT_FILE_MB, FileCache};
 use crate::measure::http::Endpoint;
 use crate::measure::probe::ProbeChoice;
+use crate::measure::session::ServerOptions;
 use crate::measure::target::{self, Folders, SERVERS, Target};
 use crate::measure::work::WorkPath;
 
@@ -113,6 +114,14 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// What the flags change of the spawned servers' defaults.
+    pub fn options(&self) -> ServerOptions {
+        ServerOptions {
+            blocking_threads: self.blocking_threads,
+            stall_ms: self.stall_ms,
+        }
+    }
+
     /// The folders the servers are found in, as given or by default.
     pub fn folders(&self) -> Folders {
         Folders::or_default(self.bin_dir.clone(), self.reference_dir.clone())
@@ -176,8 +185,7 @@ impl Cli {
             threads: self.threads.clone(),
             probe: self.probe,
             connect: self.connect,
-            blocking_threads: self.spawn.blocking_threads,
-            stall_ms: self.spawn.stall_ms,
+            server: self.spawn.options(),
             file_mb: self.file_mb,
             file_cache: self.file_cache,
         }

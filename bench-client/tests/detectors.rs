@@ -17,6 +17,8 @@ const PLAN: DetectorsPlan = DetectorsPlan {
     held_trials: 1,
     cost_rounds: 2,
     cost_concurrency: 50,
+    threshold_ms: detectors::THRESHOLD_MS,
+    listen_after_ms: detectors::LISTEN_AFTER.as_millis() as u64,
 };
 
 /// The verdicts of every detector that runs on `targets`, its report written to a folder of

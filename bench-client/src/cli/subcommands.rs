@@ -196,6 +196,7 @@ impl DetectorsArgs {
             held_trials: self.held_trials,
             cost_rounds: self.cost_rounds,
             cost_concurrency: self.cost_concurrency,
+            ..DetectorsPlan::default()
         }
     }
 }
@@ -306,8 +307,7 @@ impl SweepArgs {
             sleep_ms: self.sleep_ms,
             threads: self.threads,
             connect: self.connect,
-            blocking_threads: self.spawn.blocking_threads,
-            stall_ms: self.spawn.stall_ms,
+            server: self.spawn.options(),
         }
     }
 }

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::measure::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
 use crate::measure::environment::Environment;
 use crate::measure::session::{
-    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerSetup, Step,
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions, ServerSetup,
+    Step,
 };
 use crate::measure::stats::RequestTimes;
 use crate::measure::target::Target;
@@ -45,13 +46,10 @@ pub struct SweepPlan {
     /// How each burst's requests get their connections.
     #[serde(default)]
     pub connect: Connect,
-    /// The servers' blocking pool (`--blocking-threads`), if not their default: with it,
+    /// The servers' settings, where not their defaults: with a blocking pool of known size,
     /// `/ok-blocking` has a known ideal, ⌈N / pool⌉ × sleep.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocking_threads: Option<usize>,
-    /// The servers' stall threshold (`--stall-ms`), if not their default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stall_ms: Option<u64>,
+    #[serde(flatten)]
+    pub server: ServerOptions,
 }
 
 impl Default for SweepPlan {
@@ -62,8 +60,7 @@ impl Default for SweepPlan {
             sleep_ms: defaults::SLEEP_MS,
             threads: defaults::THREADS,
             connect: defaults::CONNECT,
-            blocking_threads: None,
-            stall_ms: None,
+            server: ServerOptions::default(),
         }
     }
 }
@@ -91,7 +88,7 @@ impl SweepPlan {
     pub fn ideal_ms(&self, route: WorkPath, n: usize) -> Option<f64> {
         let rounds = match route.route() {
             Route::OkAwait => 1,
-            Route::OkBlocking => n.div_ceil(self.blocking_threads?),
+            Route::OkBlocking => n.div_ceil(self.server.blocking_threads?),
             Route::Bad => n.div_ceil(self.threads),
             _ => return None,
         };
@@ -103,7 +100,7 @@ impl SweepPlan {
         match route.route() {
             Route::OkAwait => Some("one sleep".to_owned()),
             Route::OkBlocking => {
-                let pool = self.blocking_threads?;
+                let pool = self.server.blocking_threads?;
                 Some(format!("⌈N / {pool}⌉ × sleep"))
             }
             Route::Bad => Some(format!("⌈N / {}⌉ × sleep", self.threads)),
@@ -235,8 +232,7 @@ pub async fn run(
         async |running: &Running, step: &SweepStep| measure(running, step, plan.connect).await;
     let setup = ServerSetup {
         sleep_ms: plan.sleep_ms,
-        blocking_threads: plan.blocking_threads,
-        stall_ms: plan.stall_ms,
+        options: plan.server,
         ..ServerSetup::default()
     };
     session::run_each(&schedule, &setup, &plan.steps(), on, measure).await
@@ -303,7 +299,10 @@ mod tests {
     fn ideals_follow_the_pool_and_the_threads() {
         let plan = SweepPlan {
             sleep_ms: 100,
-            blocking_threads: Some(40),
+            server: ServerOptions {
+                blocking_threads: Some(40),
+                stall_ms: None,
+            },
             ..SweepPlan::default()
         };
         let blocking = WorkPath::canonical(Route::OkBlocking);
@@ -329,7 +328,10 @@ mod tests {
     #[test]
     fn each_step_should_take_its_ideal_and_its_connections() {
         let plan = SweepPlan {
-            blocking_threads: Some(40),
+            server: ServerOptions {
+                blocking_threads: Some(40),
+                stall_ms: None,
+            },
             sleep_ms: 100,
             ..SweepPlan::default()
         };

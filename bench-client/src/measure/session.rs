@@ -76,13 +76,8 @@ impl Failure {
 pub struct ServerSetup {
     /// The sleep of a work request, in ms (`--sleep-ms`).
     pub sleep_ms: u64,
-    /// The blocking pool's size (`--blocking-threads`); `None`: the runtime's own default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocking_threads: Option<usize>,
-    /// The stall detector's threshold (`--stall-ms`; 0 turns it off); `None`: the server's
-    /// default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stall_ms: Option<u64>,
+    #[serde(flatten)]
+    pub options: ServerOptions,
     /// Whether the server records its order of events (`--events`, read by `GET /events`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub events: bool,
@@ -91,6 +86,27 @@ pub struct ServerSetup {
     /// none of their routes.
     #[serde(skip)]
     pub fixtures: Vec<String>,
+}
+
+/// What a plan may change of a spawned server's own defaults, recorded in the plan as it ran:
+/// one type for every plan that takes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerOptions {
+    /// The blocking pool's size (`--blocking-threads`); `None`: the runtime's own default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking_threads: Option<usize>,
+    /// The stall detector's threshold (`--stall-ms`; 0 turns it off); `None`: the server's
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_ms: Option<u64>,
+}
+
+impl ServerOptions {
+    /// The stall detector off: its watchdog wakes up on its own.
+    pub const DETECTOR_OFF: ServerOptions = ServerOptions {
+        blocking_threads: None,
+        stall_ms: Some(0),
+    };
 }
 
 impl ServerSetup {
@@ -102,10 +118,10 @@ impl ServerSetup {
             "--sleep-ms".to_owned(),
             self.sleep_ms.to_string(),
         ];
-        if let Some(blocking) = self.blocking_threads {
+        if let Some(blocking) = self.options.blocking_threads {
             args.extend(["--blocking-threads".to_owned(), blocking.to_string()]);
         }
-        if let Some(stall_ms) = self.stall_ms {
+        if let Some(stall_ms) = self.options.stall_ms {
             args.extend(["--stall-ms".to_owned(), stall_ms.to_string()]);
         }
         if self.events {

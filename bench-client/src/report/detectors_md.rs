@@ -39,8 +39,8 @@ fn parameters(report: &DetectorsReport) -> String {
         cpu = plan.cpu_ms,
         held = plan.held_ms,
         trials = plan.held_trials,
-        listen = crate::experiments::detectors::LISTEN_AFTER.as_millis(),
-        threshold = crate::experiments::detectors::THRESHOLD_MS,
+        listen = plan.listen_after_ms,
+        threshold = plan.threshold_ms,
     )
 }
 

@@ -178,7 +178,7 @@ fn comparison_legend(report: &Report) -> String {
          last column is what the server's own stall detector (`GET /stalls`) reported for \
          the case: polls of a request future that held a reactor thread past its threshold \
          ({}).\n",
-        stall_threshold(report.plan.stall_ms)
+        stall_threshold(report.plan.server.stall_ms)
     );
     let disturbed: Vec<String> = (report.cases.iter())
         .filter_map(|case| {

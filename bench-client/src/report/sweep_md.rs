@@ -16,7 +16,7 @@ pub fn sweep_markdown(sweep: &SweepReport) -> String {
     let plan = &sweep.plan;
     let mut out = heading("Concurrency sweep", &sweep.command, &sweep.environment);
     let concurrency: Vec<String> = plan.concurrency.iter().map(usize::to_string).collect();
-    let pool = match plan.blocking_threads {
+    let pool = match plan.server.blocking_threads {
         Some(pool) => format!("a blocking pool of {pool} threads on every server"),
         None => "each runtime's own blocking pool".to_owned(),
     };

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::burst::Connect;
 use crate::measure::fixtures::{DEFAULT_FILE_MB, FileCache};
 use crate::measure::probe::ProbeChoice;
-use crate::measure::session::ServerSetup;
+use crate::measure::session::{ServerOptions, ServerSetup};
 use crate::measure::work::WorkPath;
 
 /// The probes' head start before the burst: they are already waiting on the server when the
@@ -46,12 +46,9 @@ pub struct Plan {
     /// How the burst's requests get their connections.
     #[serde(default)]
     pub connect: Connect,
-    /// The spawned servers' blocking pool (`--blocking-threads`), if not their default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocking_threads: Option<usize>,
-    /// The spawned servers' stall threshold (`--stall-ms`), if not their default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stall_ms: Option<u64>,
+    /// The spawned servers' settings, where not their defaults.
+    #[serde(flatten)]
+    pub server: ServerOptions,
     /// The size of the file the file routes read, in MiB.
     #[serde(default = "default_file_mb")]
     pub file_mb: u64,
@@ -69,8 +66,7 @@ impl Plan {
     pub fn setup(&self) -> ServerSetup {
         ServerSetup {
             sleep_ms: self.sleep_ms,
-            blocking_threads: self.blocking_threads,
-            stall_ms: self.stall_ms,
+            options: self.server,
             ..ServerSetup::default()
         }
     }
@@ -86,8 +82,7 @@ impl Default for Plan {
             threads: vec![defaults::THREADS],
             probe: defaults::PROBE,
             connect: defaults::CONNECT,
-            blocking_threads: None,
-            stall_ms: None,
+            server: ServerOptions::default(),
             file_mb: DEFAULT_FILE_MB,
             file_cache: FileCache::Hot,
         }

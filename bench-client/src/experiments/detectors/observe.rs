@@ -1,6 +1,6 @@
 //! One step on one (detector, stack): the load it runs and what the detector printed.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use demo_contract::Route;
 
@@ -38,8 +38,8 @@ pub struct Observation {
     /// A cost round's closed-loop ping p50.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping_p50_ms: Option<f64>,
-    /// The detector's lines read from the step's start until [`LISTEN_AFTER`] past the last
-    /// answer.
+    /// The detector's lines read from the step's start until the plan's `listen_after_ms`
+    /// past the last answer.
     pub reports: Vec<ReportLine>,
 }
 
@@ -74,7 +74,7 @@ pub(super) async fn observe(
         Phase::Cost(_) => cost(running, plan).await,
         _ => load(running, step).await,
     };
-    tokio::time::sleep(LISTEN_AFTER).await;
+    tokio::time::sleep(Duration::from_millis(plan.listen_after_ms)).await;
     let lines =
         (running.server.as_ref()).map_or_else(Vec::new, |server| server.stderr().since(start));
     let detector = run.detector;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::experiments::comparison;
 use crate::measure::burst::Connect;
 use crate::measure::probe::ProbeChoice;
-use crate::measure::session::{ServerSetup, Step};
+use crate::measure::session::{ServerOptions, ServerSetup, Step};
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
@@ -26,6 +26,23 @@ pub struct DetectorsPlan {
     /// Rounds of the cost's burst on each (detector, stack) and on each stack without one.
     pub cost_rounds: usize,
     pub cost_concurrency: usize,
+    /// Every detector's threshold, where it takes one ([`THRESHOLD_MS`]).
+    #[serde(default = "before_recorded::threshold_ms")]
+    pub threshold_ms: u64,
+    /// How long the client listened past a step's last answer ([`LISTEN_AFTER`]).
+    #[serde(default = "before_recorded::listen_after_ms")]
+    pub listen_after_ms: u64,
+}
+
+/// What the runs recorded before these fields were ran with.
+mod before_recorded {
+    pub fn threshold_ms() -> u64 {
+        100
+    }
+
+    pub fn listen_after_ms() -> u64 {
+        200
+    }
 }
 
 impl Default for DetectorsPlan {
@@ -38,6 +55,8 @@ impl Default for DetectorsPlan {
             held_trials: defaults::HELD_TRIALS,
             cost_rounds: defaults::COST_ROUNDS,
             cost_concurrency: defaults::COST_CONCURRENCY,
+            threshold_ms: THRESHOLD_MS,
+            listen_after_ms: LISTEN_AFTER.as_millis() as u64,
         }
     }
 }
@@ -155,7 +174,10 @@ impl DetectorsPlan {
     pub(super) fn setup(&self, detector: &Detector) -> ServerSetup {
         ServerSetup {
             sleep_ms: self.sleep_ms,
-            stall_ms: Some(detector.stall_ms),
+            options: ServerOptions {
+                blocking_threads: None,
+                stall_ms: Some(detector.stall_ms),
+            },
             ..ServerSetup::default()
         }
     }

@@ -29,7 +29,8 @@ pub use switches::{switches_in, thread_switches};
 use crate::measure::environment::Environment;
 use crate::measure::probe::{ProbeRecords, closed, open};
 use crate::measure::session::{
-    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerSetup, Step,
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions, ServerSetup,
+    Step,
 };
 use crate::measure::stats::{OpenLoopStats, PingStats};
 use crate::measure::target::Target;
@@ -199,7 +200,7 @@ pub async fn run(
     // The stall detector's watchdog wakes up on its own every 50 ms: off, so that every
     // wake-up counted is the requests'.
     let setup = ServerSetup {
-        stall_ms: Some(0),
+        options: ServerOptions::DETECTOR_OFF,
         ..ServerSetup::default()
     };
     let mut samples = Vec::new();
