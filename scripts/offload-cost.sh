@@ -12,8 +12,8 @@ cd "$(dirname "$0")/.."
 CARGO_TARGET_DIR="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
 export CARGO_TARGET_DIR
 
-cargo bench -p offload-cost --bench offload
+cargo bench --locked -p offload-cost --bench offload
 # --release reuses the dependencies the bench just built (the bench profile builds into release).
-cargo run --release -q -p offload-cost --bin offload-report -- \
+cargo run --release --locked -q -p offload-cost --bin offload-report -- \
     --criterion-dir "$CARGO_TARGET_DIR/criterion" \
     --out results/offload-cost.md

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 CARGO_TARGET_DIR="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
 export CARGO_TARGET_DIR
 
-cargo bench -p reactor-watch --bench per_poll
-cargo run --release -q -p offload-cost --bin poll-cost-report -- \
+cargo bench --locked -p reactor-watch --bench per_poll
+cargo run --release --locked -q -p offload-cost --bin poll-cost-report -- \
     --criterion-dir "$CARGO_TARGET_DIR/criterion" \
     --out results/poll-cost.md
