@@ -5,8 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::{
-    Cli, Command, DetectorsArgs, HealthArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs,
-    UringArgs,
+    Cli, Command, DetectorsArgs, HealthArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs, UringArgs,
 };
 use crate::experiments::detectors::{self, DetectorRun};
 use crate::experiments::race::FlipRun;
@@ -185,7 +184,11 @@ impl Planned<'_> {
                 let on = &mut |event: Event<'_, _>| progress.on_event(&event);
                 let (plan, out) = (args.plan(), &args.out);
                 let report = health::health(&targets, plan, command, out, on).await?;
-                (&args.out, "HEALTH.md and health.json", report.failures.len())
+                (
+                    &args.out,
+                    "HEALTH.md and health.json",
+                    report.failures.len(),
+                )
             }
         };
         Ok(ran(out, written, failures))

@@ -369,7 +369,10 @@ impl HealthArgs {
 /// One of the three sleeps: the load of this experiment needs no fixture.
 fn sleep_route(path: &str) -> Result<WorkPath, String> {
     let route = WorkPath::parse(path)?;
-    match WorkPath::WORK.iter().any(|work| work.route() == route.route()) {
+    match WorkPath::WORK
+        .iter()
+        .any(|work| work.route() == route.route())
+    {
         true => Ok(route),
         false => Err(format!("{path:?}: choose /bad, /ok-blocking or /ok-await")),
     }

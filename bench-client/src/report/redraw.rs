@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 
 use super::{
-    DetectorsReport, HealthReport, RaceReport, Report, RestReport, SweepReport, UringReport,
-    pages, readme,
+    DetectorsReport, HealthReport, RaceReport, Report, RestReport, SweepReport, UringReport, pages,
+    readme,
 };
 
 /// Where the committed results live, from the repository's root.

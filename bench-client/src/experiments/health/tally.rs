@@ -69,7 +69,9 @@ pub fn probes(checks: &[Check], timeout_ms: u64) -> Vec<ProbeTally> {
             let trials = grouped(&mine, |check| check.trial);
             let first_failing_ms = (trials.into_iter())
                 .map(|(_, checks)| {
-                    let known = checks.iter().filter_map(|c| failure_known_ms(c, timeout_ms));
+                    let known = checks
+                        .iter()
+                        .filter_map(|c| failure_known_ms(c, timeout_ms));
                     known.min_by(f64::total_cmp)
                 })
                 .collect();
@@ -157,7 +159,15 @@ mod tests {
             check("/bad", 1, health, 250.0, Outcome::Ok),
             check("/bad", 1, health, 1250.0, stalled("GET /other")),
             check("/ok-await", 0, health, 500.0, stalled("GET /ok-await")),
-            check("/ok-await", 0, ping, 500.0, Outcome::Failed { reason: "reset".into() }),
+            check(
+                "/ok-await",
+                0,
+                ping,
+                500.0,
+                Outcome::Failed {
+                    reason: "reset".into(),
+                },
+            ),
         ];
         let tallies = probes(&checks, 1000);
         let keys: Vec<(&str, Probed)> = (tallies.iter())
@@ -165,10 +175,20 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            [("/bad", ping), ("/bad", health), ("/ok-await", health), ("/ok-await", ping)]
+            [
+                ("/bad", ping),
+                ("/bad", health),
+                ("/ok-await", health),
+                ("/ok-await", ping)
+            ]
         );
         let bad_ping = &tallies[0];
-        let counts = (bad_ping.probes, bad_ping.timed_out, bad_ping.unavailable, bad_ping.ok);
+        let counts = (
+            bad_ping.probes,
+            bad_ping.timed_out,
+            bad_ping.unavailable,
+            bad_ping.ok,
+        );
         assert_eq!(counts, (3, 2, 0, 1));
         // Trial 0: timed out when sent at 1500 ms, known at 2500; trial 1: sent at 250.
         assert_eq!(bad_ping.first_failing_ms, [Some(2500.0), Some(1250.0)]);

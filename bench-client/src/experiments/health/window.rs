@@ -240,7 +240,12 @@ async fn probe(endpoint: &Endpoint, path: &str, timeout: Duration) -> (Outcome, 
             (Outcome::Failed { reason }, latency)
         }
         Err(HttpError::Timeout(_)) => (Outcome::TimedOut, None),
-        Err(error) => (Outcome::Failed { reason: error.describe() }, latency),
+        Err(error) => (
+            Outcome::Failed {
+                reason: error.describe(),
+            },
+            latency,
+        ),
     }
 }
 
