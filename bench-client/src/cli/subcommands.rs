@@ -357,6 +357,7 @@ impl HealthArgs {
             concurrency: self.concurrency,
             sleep_ms: self.sleep_ms,
             stall_ms: self.spawn.stall_ms.unwrap_or(health::defaults::STALL_MS),
+            blocking_threads: self.spawn.blocking_threads,
             window_ms: self.window_ms,
             trials: self.trials,
             rest_requests: self.rest_requests,

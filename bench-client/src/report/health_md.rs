@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::sections::{failures, heading};
 use super::text::{cell, latency};
-use crate::experiments::health::{HealthReport, ProbeTally, Probed, RestTally, tally};
+use crate::experiments::health::{HealthReport, ProbeTally, Probed, RestTally, Window, tally};
 
 /// The heading of the probes' table, which the health-check lesson copies.
 pub const PROBES: &str = "Probes under load";
@@ -22,6 +22,7 @@ pub fn health_markdown(report: &HealthReport) -> String {
     );
     out.push_str(&parameters(report));
     out.push_str(&probes_table(&report.probes));
+    out.push_str(&load_table(&report.windows));
     out.push_str(&false_unavailable(&report.probes));
     out.push_str(&rest_table(&report.rest_tallies, report.plan.rest_requests));
     out.push_str(&failures(&report.failures, false));
@@ -84,6 +85,28 @@ fn probes_table(tallies: &[ProbeTally]) -> String {
             tally.ok,
             tally.failed,
             first_failing(&tally.first_failing_ms),
+        );
+    }
+    out
+}
+
+fn load_table(windows: &[Window]) -> String {
+    let mut out = String::from(
+        "\n## The load\n\nEach window's load, from its start to its last answer: a request \
+         that failed got another status or lost its connection.\n\n\
+         | stack | route | window | lasted (ms) | answered | failed |\n\
+         |---|---|---:|---:|---:|---:|\n",
+    );
+    for window in windows {
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} | {:.0} | {} | {} |",
+            window.stack,
+            window.route,
+            window.trial + 1,
+            window.lasted_ms,
+            window.load_answered,
+            window.load_failed,
         );
     }
     out

@@ -63,6 +63,9 @@ pub struct HealthPlan {
     pub sleep_ms: u64,
     /// The servers' `--stall-ms`: the health check's limit.
     pub stall_ms: u64,
+    /// The servers' blocking pool (`--blocking-threads`), if not their default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking_threads: Option<usize>,
     pub window_ms: u64,
     pub trials: usize,
     pub probe_every_ms: u64,
@@ -80,6 +83,7 @@ impl Default for HealthPlan {
             concurrency: defaults::CONCURRENCY,
             sleep_ms: defaults::SLEEP_MS,
             stall_ms: defaults::STALL_MS,
+            blocking_threads: None,
             window_ms: defaults::WINDOW_MS,
             trials: defaults::TRIALS,
             probe_every_ms: defaults::PROBE_EVERY_MS,
@@ -105,6 +109,7 @@ impl HealthPlan {
         ServerSetup {
             sleep_ms: self.sleep_ms,
             stall_ms: Some(self.stall_ms),
+            blocking_threads: self.blocking_threads,
             health: true,
             ..ServerSetup::default()
         }

@@ -282,23 +282,23 @@ async fn read_readiness(
     };
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let line = printed(first, child, name, ready_within, stderr).await?;
-    let endpoint = (line.strip_prefix("listening on "))
-        .and_then(|url| Endpoint::parse(url).ok())
-        .ok_or_else(|| TargetError::BadReadiness {
-            name: name.to_owned(),
-            line: line.clone(),
-        })?;
+    let name = name.to_owned();
+    let Some(endpoint) = url_after(&line, "listening on ") else {
+        return Err(TargetError::BadReadiness { name, line });
+    };
     let Some(second) = second else {
         return Ok((endpoint, None));
     };
-    let line = printed(second, child, name, ready_within, stderr).await?;
-    let health = (line.strip_prefix("health on "))
-        .and_then(|url| Endpoint::parse(url).ok())
-        .ok_or_else(|| TargetError::BadHealthLine {
-            name: name.to_owned(),
-            line: line.clone(),
-        })?;
-    Ok((endpoint, Some(health)))
+    let line = printed(second, child, &name, ready_within, stderr).await?;
+    match url_after(&line, "health on ") {
+        Some(health) => Ok((endpoint, Some(health))),
+        None => Err(TargetError::BadHealthLine { name, line }),
+    }
+}
+
+/// The URL of a line `PREFIX http://...`, if it is one.
+fn url_after(line: &str, prefix: &str) -> Option<Endpoint> {
+    Endpoint::parse(line.strip_prefix(prefix)?).ok()
 }
 
 /// The line a server printed, or why it printed none: it exited, or `ready_within` passed.
