@@ -165,6 +165,12 @@ pub enum Command {
     /// before the burst, counting whether it was served first (the server's record of events)
     /// and answered within a sleep
     Uring(UringArgs),
+    /// The health check under a block: on each Rust stack, at one reactor thread, with
+    /// --stall-ms 100 and --health-port 0, each route (/bad, /ok-blocking, /ok-await) kept
+    /// busy for a window by -n workers while two probes run as a kubelet sends them (one GET
+    /// every second, a 1 s timeout, a new connection each): the stock /ping through the
+    /// reactor, and reactor-watch's /health from its own thread; then what each costs at rest
+    Health(HealthArgs),
     /// Redraws tables, plots and the pages' figures from the committed records, measuring
     /// nothing: for a change of format or figure, not of figures (no folder: everything)
     Redraw(RedrawArgs),
@@ -268,5 +274,5 @@ mod subcommands;
 mod tests;
 
 pub use subcommands::{
-    AllArgs, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs, UringArgs,
+    AllArgs, DetectorsArgs, HealthArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs, UringArgs,
 };

@@ -5,12 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::{
-    Cli, Command, DetectorsArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs, UringArgs,
+    Cli, Command, DetectorsArgs, HealthArgs, RaceArgs, RedrawArgs, RestArgs, SweepArgs, UringArgs,
 };
 use crate::experiments::detectors::{self, DetectorRun};
 use crate::experiments::race::FlipRun;
 use crate::experiments::uring::{self, Setting};
-use crate::experiments::{comparison, race, rest, sweep};
+use crate::experiments::{comparison, health, race, rest, sweep};
 use crate::measure::session::Event;
 use crate::measure::target::{self, SERVERS, Target, all_servers};
 use crate::progress::{Progress, Stage};
@@ -41,6 +41,7 @@ pub enum Planned<'a> {
     Detectors(&'a DetectorsArgs, Vec<DetectorRun>),
     /// Its settings, and the folder of their servers.
     Uring(&'a UringArgs, Vec<Setting>, PathBuf),
+    Health(&'a HealthArgs, Vec<Target>),
 }
 
 /// The experiment `cli` names, planned; `None` for a command that measures nothing
@@ -72,6 +73,7 @@ pub fn plan(cli: &Cli) -> Option<Planned<'_>> {
             let bin_dir = (args.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
             Planned::Uring(args, uring::settings_of(&servers), bin_dir)
         }
+        Some(Command::Health(args)) => Planned::Health(args, args.spawn.targets(&SERVERS).0),
         Some(Command::Redraw(_) | Command::All(_)) => return None,
     })
 }
@@ -85,6 +87,7 @@ pub fn title(cli: &Cli) -> &'static str {
         Some(Command::Race(_)) => "the race",
         Some(Command::Detectors(_)) => "the detectors",
         Some(Command::Uring(_)) => "where io_uring differs",
+        Some(Command::Health(_)) => "the health check under a block",
         Some(Command::Redraw(_)) => "redraw",
         Some(Command::All(_)) => "the main job",
     }
@@ -100,6 +103,7 @@ impl Planned<'_> {
             Planned::Race(..) => stamps::RACE,
             Planned::Detectors(..) => stamps::DETECTORS,
             Planned::Uring(..) => stamps::URING,
+            Planned::Health(..) => stamps::HEALTH,
         }
     }
 
@@ -112,6 +116,7 @@ impl Planned<'_> {
             Planned::Race(args, ..) => &args.out,
             Planned::Detectors(args, _) => &args.out,
             Planned::Uring(args, ..) => &args.out,
+            Planned::Health(args, _) => &args.out,
         }
     }
 
@@ -124,6 +129,7 @@ impl Planned<'_> {
             Planned::Race(args, targets, flips) => args.plan().stage(name, targets, flips),
             Planned::Detectors(args, runs) => args.plan().stage(name, runs),
             Planned::Uring(args, settings, bin_dir) => args.plan().stage(name, settings, bin_dir),
+            Planned::Health(args, targets) => args.plan().stage(name, targets),
         }
     }
 
@@ -173,6 +179,16 @@ impl Planned<'_> {
                 let (plan, out) = (args.plan(), &args.out);
                 let report = uring::uring(&settings, &bin_dir, plan, command, out, on).await?;
                 (&args.out, "URING.md and uring.json", report.failures.len())
+            }
+            Planned::Health(args, targets) => {
+                let on = &mut |event: Event<'_, _>| progress.on_event(&event);
+                let (plan, out) = (args.plan(), &args.out);
+                let report = health::health(&targets, plan, command, out, on).await?;
+                (
+                    &args.out,
+                    "HEALTH.md and health.json",
+                    report.failures.len(),
+                )
             }
         };
         Ok(ran(out, written, failures))

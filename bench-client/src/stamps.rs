@@ -35,6 +35,7 @@ pub const OFFLOAD_COST: &str = "offload-cost";
 pub const POLL_COST: &str = "poll-cost";
 pub const STATIC: &str = "static";
 pub const URING: &str = "uring";
+pub const HEALTH: &str = "health";
 
 const EXPERIMENTS_DIR: &str = "bench-client/src/experiments";
 
@@ -81,6 +82,12 @@ pub const EXPERIMENTS: &[Stamped] = &[
     Stamped {
         name: URING,
         own: &["bench-client/src/experiments/uring"],
+        drives_servers: true,
+        reads_servers: false,
+    },
+    Stamped {
+        name: HEALTH,
+        own: &["bench-client/src/experiments/health"],
         drives_servers: true,
         reads_servers: false,
     },

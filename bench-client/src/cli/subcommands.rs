@@ -7,6 +7,7 @@ use clap::builder::RangedU64ValueParser;
 use super::{ServerArgs, concurrency, sleep_ms, threads};
 use crate::experiments::comparison;
 use crate::experiments::detectors::{self, DetectorsPlan};
+use crate::experiments::health::{self, HealthPlan};
 use crate::experiments::race::arrival::{self, ArrivalPlan, Point};
 use crate::experiments::race::{self, RacePlan};
 use crate::experiments::rest::RestPlan;
@@ -309,5 +310,71 @@ impl SweepArgs {
             connect: self.connect,
             server: self.spawn.options(),
         }
+    }
+}
+
+/// `bench-client health`.
+#[derive(Debug, clap::Args)]
+pub struct HealthArgs {
+    #[command(flatten)]
+    pub spawn: ServerArgs,
+
+    /// Routes under load, comma-separated, each in turn: the sleeps /bad, /ok-blocking,
+    /// /ok-await
+    #[arg(long, value_delimiter = ',', value_parser = sleep_route, default_values_t = health::defaults::ROUTES)]
+    pub routes: Vec<WorkPath>,
+
+    /// The load's workers, each sending again as its answer comes
+    #[arg(short = 'n', long, default_value_t = health::defaults::CONCURRENCY, value_parser = concurrency())]
+    pub concurrency: usize,
+
+    /// Sleep of each load request, in milliseconds
+    #[arg(long, default_value_t = health::defaults::SLEEP_MS, value_parser = sleep_ms())]
+    pub sleep_ms: u64,
+
+    /// How long the workers send again, in milliseconds; their last requests are answered after
+    #[arg(long, default_value_t = health::defaults::WINDOW_MS, value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    pub window_ms: u64,
+
+    /// Windows per route, each with its probes at another phase of their period
+    #[arg(long, default_value_t = health::defaults::TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=20))]
+    pub trials: usize,
+
+    /// Sequential requests to each endpoint at rest (after a warm-up of a tenth as many)
+    #[arg(long, default_value_t = health::defaults::REST_REQUESTS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub rest_requests: usize,
+
+    /// Folder for HEALTH.md and health.json
+    #[arg(long, default_value = "results/health")]
+    pub out: PathBuf,
+}
+
+impl HealthArgs {
+    /// The plan; the probes are a kubelet's, the limit the stall detector's default.
+    pub fn plan(&self) -> HealthPlan {
+        HealthPlan {
+            routes: self.routes.clone(),
+            concurrency: self.concurrency,
+            sleep_ms: self.sleep_ms,
+            stall_ms: self.spawn.stall_ms.unwrap_or(health::defaults::STALL_MS),
+            blocking_threads: self.spawn.blocking_threads,
+            window_ms: self.window_ms,
+            trials: self.trials,
+            rest_requests: self.rest_requests,
+            rest_warm_up: self.rest_requests.div_ceil(10),
+            ..HealthPlan::default()
+        }
+    }
+}
+
+/// One of the three sleeps: the load of this experiment needs no fixture.
+fn sleep_route(path: &str) -> Result<WorkPath, String> {
+    let route = WorkPath::parse(path)?;
+    match WorkPath::WORK
+        .iter()
+        .any(|work| work.route() == route.route())
+    {
+        true => Ok(route),
+        false => Err(format!("{path:?}: choose /bad, /ok-blocking or /ok-await")),
     }
 }

@@ -10,6 +10,8 @@
 //!   ping's arrival controlled ([`race::arrival`]) and the variants' flips;
 //! - [`detectors`]: the ways of catching a blocked reactor, each on the same workload;
 //! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
+//! - [`health`]: the health check under a block, the stock `/ping` beside reactor-watch's
+//!   `/health`, probed as a kubelet does;
 //! - [`uring`]: where io_uring differs, held answers and the order of service, with the
 //!   flips that change them;
 //! - [`scripts`]: the criterion benches run as experiments: the offload's price and the
@@ -17,6 +19,7 @@
 
 pub mod comparison;
 pub mod detectors;
+pub mod health;
 pub mod race;
 pub mod rest;
 pub mod scripts;

@@ -8,7 +8,7 @@ use super::{Experiment, README, Run};
 use crate::stamps;
 
 /// The main job, in order.
-pub const MAIN_JOB: [Experiment; 23] = [
+pub const MAIN_JOB: [Experiment; 24] = [
     Experiment {
         name: "the comparison (results/, README.md's block)",
         run: Run::Command(&["--readme", README]),
@@ -168,6 +168,10 @@ pub const MAIN_JOB: [Experiment; 23] = [
     Experiment {
         name: "where io_uring differs (results/uring/)",
         run: Run::Command(&["uring", "--out", "results/uring"]),
+    },
+    Experiment {
+        name: "the health check under a block (results/health/)",
+        run: Run::Command(&["health", "--out", "results/health"]),
     },
     Experiment {
         name: "the detector on (results/detector-on/)",

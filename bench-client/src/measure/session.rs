@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::cpu::{CpuMeter, CpuUse};
 use crate::measure::http::{Endpoint, get_once};
 use crate::measure::kernel::TcpCounters;
-use crate::measure::target::{ServerProcess, StderrTail, Target, TargetError};
+use crate::measure::target::{HEALTH_PORT_FLAG, ServerProcess, StderrTail, Target, TargetError};
 use crate::measure::work::WorkPath;
 
 /// How long the warm-up may take to reach a target: an unreachable one is reported in
@@ -81,6 +81,10 @@ pub struct ServerSetup {
     /// Whether the server records its order of events (`--events`, read by `GET /events`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub events: bool,
+    /// Whether the server serves its health check on a port of its own (`--health-port 0`;
+    /// the URL it prints is then read: `ServerProcess::health`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub health: bool,
     /// The flags that point the server at the hidden blockers' fixtures (`--upstream`,
     /// `--db`, `--file`: [`crate::measure::fixtures::Fixtures::server_args`]); empty if the plan has
     /// none of their routes.
@@ -126,6 +130,9 @@ impl ServerSetup {
         }
         if self.events {
             args.push("--events".to_owned());
+        }
+        if self.health {
+            args.extend([HEALTH_PORT_FLAG.to_owned(), "0".to_owned()]);
         }
         args.extend(self.fixtures.iter().cloned());
         args

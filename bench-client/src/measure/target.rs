@@ -11,7 +11,9 @@ use std::time::Duration;
 use demo_contract::variant::Variant;
 
 use crate::measure::http::Endpoint;
-pub use process::{DROP_GRACE, READY_WITHIN, STOP_WITHIN, ServerProcess, StderrTail, TargetError};
+pub use process::{
+    DROP_GRACE, HEALTH_PORT_FLAG, READY_WITHIN, STOP_WITHIN, ServerProcess, StderrTail, TargetError,
+};
 
 /// The seven demo servers, in the order the comparison runs them: the five on readiness
 /// (epoll) runtimes, then the two thread-per-core ones on io_uring.

@@ -8,6 +8,7 @@
 //! - [`rest_md`]: `REST.md`, the at-rest table;
 //! - [`race_md`]: `RACE.md`, the health check's race over repeated trials;
 //! - [`uring_md`]: `URING.md`, held answers and the order of service on io_uring;
+//! - [`health_md`]: `HEALTH.md`, the stock `/ping` beside reactor-watch's `/health` under load;
 //! - [`detectors_md`]: `DETECTORS.md`, the ways of catching a blocked reactor side by side;
 //! - [`sections`]: the sections those three documents share (heading, failures);
 //! - [`findings`]: plain sentences read from the figures;
@@ -21,6 +22,7 @@
 pub mod detectors_md;
 pub mod files;
 pub mod findings;
+pub mod health_md;
 pub mod pages;
 pub mod plots;
 pub mod race_md;
@@ -38,6 +40,7 @@ use std::path::Path;
 
 pub use crate::experiments::comparison::{Report, Timing};
 pub use crate::experiments::detectors::DetectorsReport;
+pub use crate::experiments::health::HealthReport;
 pub use crate::experiments::race::RaceReport;
 pub use crate::experiments::rest::RestReport;
 pub use crate::experiments::sweep::SweepReport;
@@ -73,6 +76,20 @@ impl UringReport {
     pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
         let markdown = uring_md::uring_markdown(self);
         files::write_all(dir, &[("URING.md".to_owned(), markdown)])
+    }
+}
+
+impl HealthReport {
+    /// Writes `health.json` and `HEALTH.md` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        files::write_all(dir, &[("health.json".to_owned(), files::json(self))])?;
+        self.write_views(dir)
+    }
+
+    /// Writes `HEALTH.md`, drawn from `health.json`, into `dir`.
+    pub fn write_views(&self, dir: &Path) -> std::io::Result<()> {
+        let markdown = health_md::health_markdown(self);
+        files::write_all(dir, &[("HEALTH.md".to_owned(), markdown)])
     }
 }
 

@@ -2,16 +2,18 @@
 //! nothing. A change to a table, a plot or a page's figures needs this, never a rerun.
 //!
 //! A results folder is known by the record it holds: `results.json` (the comparison),
-//! `race.json`, `sweep.json`, `rest.json`, `uring.json` or `detectors.json`. With no folder named, every
-//! such folder under `results/` is redrawn, then the README's results block (from
-//! `results/`, the full default comparison) and the figures blocks of every page.
+//! `race.json`, `sweep.json`, `rest.json`, `uring.json`, `health.json` or `detectors.json`.
+//! With no folder named, every such folder under `results/` is redrawn, then the README's
+//! results block (from `results/`, the full default comparison) and the figures blocks of
+//! every page.
 
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
 use super::{
-    DetectorsReport, RaceReport, Report, RestReport, SweepReport, UringReport, pages, readme,
+    DetectorsReport, HealthReport, RaceReport, Report, RestReport, SweepReport, UringReport, pages,
+    readme,
 };
 
 /// Where the committed results live, from the repository's root.
@@ -20,12 +22,13 @@ pub const RESULTS: &str = "results";
 pub const README: &str = "README.md";
 
 /// The records a results folder may hold, by file name.
-const RECORDS: [&str; 6] = [
+const RECORDS: [&str; 7] = [
     "results.json",
     "race.json",
     "sweep.json",
     "rest.json",
     "uring.json",
+    "health.json",
     "detectors.json",
 ];
 
@@ -95,6 +98,7 @@ fn redraw_dir(dir: &Path) -> Result<(), String> {
         Some(&"sweep.json") => views(read::<SweepReport>(dir, "sweep.json")?.write_views(dir)),
         Some(&"rest.json") => views(read::<RestReport>(dir, "rest.json")?.write_views(dir)),
         Some(&"uring.json") => views(read::<UringReport>(dir, "uring.json")?.write_views(dir)),
+        Some(&"health.json") => views(read::<HealthReport>(dir, "health.json")?.write_views(dir)),
         Some(_) => views(read::<DetectorsReport>(dir, "detectors.json")?.write_views(dir)),
         None => Err(format!("no record here (one of {})", RECORDS.join(", "))),
     }

@@ -53,7 +53,13 @@ pub enum TargetError {
     },
     #[error("{name}: its readiness line {line:?} is not `listening on http://HOST:PORT`")]
     BadReadiness { name: String, line: String },
+    #[error("{name}: its second line {line:?} is not `health on http://HOST:PORT/PATH`")]
+    BadHealthLine { name: String, line: String },
 }
+
+/// The flag that starts a server's health check (`--health-port`); a server started with it
+/// prints the health check's URL as its second line, which is then read too.
+pub const HEALTH_PORT_FLAG: &str = "--health-port";
 
 /// What a server wrote on stderr, each line with the moment the client read it: the last
 /// lines say why a server failed, and the lines of a stretch of time are what its stall
@@ -122,6 +128,9 @@ pub struct ServerProcess {
     name: String,
     child: Child,
     endpoint: Endpoint,
+    /// The health check's URL, if the server was started with [`HEALTH_PORT_FLAG`]: its path
+    /// is the endpoint's prefix.
+    health: Option<Endpoint>,
     stderr: StderrTail,
 }
 
@@ -171,12 +180,15 @@ impl ServerProcess {
         if let Some(pipe) = child.stderr.take() {
             stderr.collect(pipe);
         }
+        let health = args.iter().any(|arg| arg == HEALTH_PORT_FLAG);
         // On an error `child` is dropped, and `kill_on_drop` ends a server that printed no line.
-        let endpoint = read_readiness(&mut child, name, ready_within, &stderr).await?;
+        let (endpoint, health) =
+            read_readiness(&mut child, name, ready_within, &stderr, health).await?;
         Ok(ServerProcess {
             name: name.to_owned(),
             child,
             endpoint,
+            health,
             stderr,
         })
     }
@@ -187,6 +199,11 @@ impl ServerProcess {
 
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
+    }
+
+    /// The health check's URL (its path as the endpoint's prefix), if it was asked for.
+    pub fn health(&self) -> Option<&Endpoint> {
+        self.health.as_ref()
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -242,44 +259,74 @@ impl ServerProcess {
 }
 
 /// Waits up to `ready_within` for the readiness line on `child`'s stdout and reads the
-/// endpoint from it; then keeps draining stdout, so that a chatty server never blocks on a
-/// full pipe.
+/// endpoint from it, and with `health` the health check's line after it; then keeps draining
+/// stdout, so that a chatty server never blocks on a full pipe.
 async fn read_readiness(
     child: &mut Child,
     name: &str,
     ready_within: Duration,
     stderr: &StderrTail,
-) -> Result<Endpoint, TargetError> {
+    health: bool,
+) -> Result<(Endpoint, Option<Endpoint>), TargetError> {
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut lines = BufReader::new(stdout).lines();
-    let first = tokio::time::timeout(ready_within, lines.next_line()).await;
+    let deadline = tokio::time::Instant::now() + ready_within;
+    let mut next = async || {
+        let line = tokio::time::timeout_at(deadline, lines.next_line()).await;
+        line.map(|line| line.ok().flatten())
+    };
+    let first = next().await;
+    let second = match (&first, health) {
+        (Ok(Some(_)), true) => Some(next().await),
+        _ => None,
+    };
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    let line = match first {
-        Ok(Ok(Some(line))) => line,
-        Ok(_) => {
+    let line = printed(first, child, name, ready_within, stderr).await?;
+    let name = name.to_owned();
+    let Some(endpoint) = url_after(&line, "listening on ") else {
+        return Err(TargetError::BadReadiness { name, line });
+    };
+    let Some(second) = second else {
+        return Ok((endpoint, None));
+    };
+    let line = printed(second, child, &name, ready_within, stderr).await?;
+    match url_after(&line, "health on ") {
+        Some(health) => Ok((endpoint, Some(health))),
+        None => Err(TargetError::BadHealthLine { name, line }),
+    }
+}
+
+/// The URL of a line `PREFIX http://...`, if it is one.
+fn url_after(line: &str, prefix: &str) -> Option<Endpoint> {
+    Endpoint::parse(line.strip_prefix(prefix)?).ok()
+}
+
+/// The line a server printed, or why it printed none: it exited, or `ready_within` passed.
+async fn printed(
+    line: Result<Option<String>, tokio::time::error::Elapsed>,
+    child: &mut Child,
+    name: &str,
+    ready_within: Duration,
+    stderr: &StderrTail,
+) -> Result<String, TargetError> {
+    match line {
+        Ok(Some(line)) => Ok(line),
+        Ok(None) => {
             let status = child.wait().await.unwrap_or_default();
             // Give the stderr reader a moment to take the last words.
             tokio::time::sleep(Duration::from_millis(50)).await;
-            return Err(TargetError::Exited {
+            Err(TargetError::Exited {
                 name: name.to_owned(),
                 status,
                 stderr: stderr.clone(),
-            });
+            })
         }
-        Err(_) => {
-            return Err(TargetError::NotReady {
-                name: name.to_owned(),
-                waited: ready_within,
-                stderr: stderr.clone(),
-            });
-        }
-    };
-    line.strip_prefix("listening on ")
-        .and_then(|url| Endpoint::parse(url).ok())
-        .ok_or_else(|| TargetError::BadReadiness {
+        Err(_) => Err(TargetError::NotReady {
             name: name.to_owned(),
-            line: line.clone(),
-        })
+            waited: ready_within,
+            stderr: stderr.clone(),
+        }),
+    }
 }
 
 impl Drop for ServerProcess {

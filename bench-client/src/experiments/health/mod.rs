@@ -1,0 +1,277 @@
+//! The health check under a block: on each Rust stack, at one reactor thread, with the stall
+//! detector's health check on a port of its own (`--stall-ms 100 --health-port 0`), each work
+//! route is kept busy for a window ([`window`]) while two probes run side by side as a
+//! Kubernetes kubelet sends them: one `GET` every second, a one-second timeout, a new
+//! connection each time. One probe asks the stock `/ping`, served by the reactor; the other
+//! asks `/health`, served by reactor-watch's own thread, which answers 503 with the route
+//! and how long it has held its thread while a poll runs past the limit. Before the windows,
+//! on the idle server, what each endpoint costs at rest ([`window::cost_at_rest`]).
+//!
+//! Every probe is one record ([`Check`]); every statistic is counted from the records once
+//! ([`tally`]).
+
+use std::path::Path;
+use std::time::Duration;
+
+use demo_contract::Route;
+use serde::{Deserialize, Serialize};
+
+use crate::measure::environment::Environment;
+use crate::measure::session::{self, Event, Failure, ServerSetup, Step};
+use crate::measure::target::Target;
+use crate::measure::work::WorkPath;
+use crate::progress::Stage;
+
+pub mod tally;
+pub mod window;
+
+pub use tally::{ProbeTally, RestTally};
+pub use window::{Check, Outcome, Probed, RestCost, Window};
+
+/// The experiment's defaults.
+pub mod defaults {
+    use crate::measure::work::WorkPath;
+
+    pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
+    /// The comparison's burst: 10 requests at once, each sleeping 500 ms.
+    pub const CONCURRENCY: usize = 10;
+    pub const SLEEP_MS: u64 = 500;
+    /// The stall detector's limit, which is the health check's too.
+    pub const STALL_MS: u64 = 100;
+    /// How long the load's workers send again as each answer comes.
+    pub const WINDOW_MS: u64 = 3000;
+    /// Windows per route; each trial's probes start at another phase of their period.
+    pub const TRIALS: usize = 1;
+    /// A kubelet's defaults but for the period: `periodSeconds: 1`, `timeoutSeconds: 1`.
+    pub const PROBE_EVERY_MS: u64 = 1000;
+    /// The first probe's send, from the load's start: half a sleep in, away from the ends of
+    /// the sleeps (with the period a whole number of sleeps, every probe lands there).
+    pub const FIRST_PROBE_MS: u64 = 250;
+    pub const PROBE_TIMEOUT_MS: u64 = 1000;
+    /// The cost at rest: sequential keep-alive requests on each endpoint, after a warm-up.
+    pub const REST_REQUESTS: usize = 200;
+    pub const REST_WARM_UP: usize = 20;
+}
+
+/// What to run on each stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthPlan {
+    pub routes: Vec<WorkPath>,
+    /// The load's workers, each with a keep-alive connection.
+    pub concurrency: usize,
+    /// Each load request's sleep, sent as `?ms=`.
+    pub sleep_ms: u64,
+    /// The servers' `--stall-ms`: the health check's limit.
+    pub stall_ms: u64,
+    /// The servers' blocking pool (`--blocking-threads`), if not their default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocking_threads: Option<usize>,
+    pub window_ms: u64,
+    pub trials: usize,
+    pub probe_every_ms: u64,
+    pub probe_timeout_ms: u64,
+    /// The first trial's first probe, in ms from the load's start.
+    pub first_probe_ms: u64,
+    pub rest_requests: usize,
+    pub rest_warm_up: usize,
+}
+
+impl Default for HealthPlan {
+    fn default() -> HealthPlan {
+        HealthPlan {
+            routes: defaults::ROUTES.to_vec(),
+            concurrency: defaults::CONCURRENCY,
+            sleep_ms: defaults::SLEEP_MS,
+            stall_ms: defaults::STALL_MS,
+            blocking_threads: None,
+            window_ms: defaults::WINDOW_MS,
+            trials: defaults::TRIALS,
+            probe_every_ms: defaults::PROBE_EVERY_MS,
+            probe_timeout_ms: defaults::PROBE_TIMEOUT_MS,
+            first_probe_ms: defaults::FIRST_PROBE_MS,
+            rest_requests: defaults::REST_REQUESTS,
+            rest_warm_up: defaults::REST_WARM_UP,
+        }
+    }
+}
+
+/// One step on a stack: the cost at rest, or one window of load on a route.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HealthStep {
+    Rest,
+    Window { route: WorkPath, trial: usize },
+}
+
+impl HealthPlan {
+    /// How the servers are started: one reactor thread, the stall detector at the limit,
+    /// and the health check on a port the system picks.
+    pub fn setup(&self) -> ServerSetup {
+        ServerSetup {
+            sleep_ms: self.sleep_ms,
+            stall_ms: Some(self.stall_ms),
+            blocking_threads: self.blocking_threads,
+            health: true,
+            ..ServerSetup::default()
+        }
+    }
+
+    /// The cost at rest first, on the idle server; then each route's windows.
+    pub fn steps(&self) -> Vec<(HealthStep, Duration)> {
+        let mut steps = vec![(HealthStep::Rest, Duration::from_millis(500))];
+        for &route in &self.routes {
+            for trial in 0..self.trials {
+                let estimate = self.window_estimate(route);
+                steps.push((HealthStep::Window { route, trial }, estimate));
+            }
+        }
+        steps
+    }
+
+    /// A window and its drain: on `/bad` the last round of requests is served one at a time.
+    fn window_estimate(&self, route: WorkPath) -> Duration {
+        let sleep = Duration::from_millis(self.sleep_ms);
+        let drain = match route.route() {
+            Route::Bad => sleep * self.concurrency as u32,
+            _ => sleep,
+        };
+        Duration::from_millis(self.window_ms) + drain
+    }
+
+    /// When trial `trial`'s first probe is sent, from the load's start: the first trial's at
+    /// `first_probe_ms`, the others' phases spread evenly over the probes' period after it.
+    pub fn first_probe(&self, trial: usize) -> Duration {
+        let step = self.probe_every_ms as f64 / self.trials.max(1) as f64;
+        Duration::from_secs_f64((self.first_probe_ms as f64 + trial as f64 * step) / 1000.0)
+    }
+
+    /// The plan on `targets`, for the progress view.
+    pub fn stage(&self, name: &str, targets: &[Target]) -> Stage {
+        let schedule: Vec<(&Target, usize)> = targets.iter().map(|target| (target, 1)).collect();
+        Stage::of(name, &schedule, &self.timed_steps())
+    }
+
+    fn timed_steps(&self) -> Vec<TimedStep> {
+        (self.steps().into_iter())
+            .map(|(step, estimate)| TimedStep { step, estimate })
+            .collect()
+    }
+}
+
+/// A step with what it should take, as the session runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedStep {
+    pub step: HealthStep,
+    estimate: Duration,
+}
+
+impl Step for TimedStep {
+    fn route(&self) -> WorkPath {
+        match self.step {
+            HealthStep::Rest => WorkPath::canonical(Route::Bad),
+            HealthStep::Window { route, .. } => route,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.step {
+            HealthStep::Rest => "/ping and /health at rest".to_owned(),
+            HealthStep::Window { route, trial } => {
+                format!("{route} under load, probed (trial {})", trial + 1)
+            }
+        }
+    }
+
+    fn estimate(&self, _threads: usize) -> Duration {
+        self.estimate
+    }
+}
+
+/// Everything one run produced: `health.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthReport {
+    pub environment: Environment,
+    pub plan: HealthPlan,
+    pub command: String,
+    /// Each window of load, as run.
+    pub windows: Vec<Window>,
+    /// Every probe, one record each.
+    pub checks: Vec<Check>,
+    /// The cost at rest, each endpoint's latencies.
+    pub rest: Vec<RestCost>,
+    pub probes: Vec<ProbeTally>,
+    pub rest_tallies: Vec<RestTally>,
+    pub failures: Vec<Failure>,
+}
+
+/// What one step measured.
+#[derive(Debug)]
+pub enum Measured {
+    Window(Window, Vec<Check>),
+    Rest(Vec<RestCost>),
+    /// The target (its label) has no health URL: an external one, which we did not start.
+    NoHealth(String),
+}
+
+/// The experiment from its first target to its report, written into `out`.
+pub async fn health(
+    targets: &[Target],
+    plan: HealthPlan,
+    command: String,
+    out: &Path,
+    on: &mut impl FnMut(Event<'_, Measured>),
+) -> Result<HealthReport, String> {
+    let environment = Environment::capture(crate::stamps::HEALTH);
+    let outcome = run(targets, &plan, on).await;
+    let mut report = HealthReport {
+        environment,
+        plan,
+        command,
+        windows: Vec::new(),
+        checks: Vec::new(),
+        rest: Vec::new(),
+        probes: Vec::new(),
+        rest_tallies: Vec::new(),
+        failures: outcome.failures,
+    };
+    for measured in outcome.measured {
+        match measured {
+            Measured::Window(window, checks) => {
+                report.windows.push(window);
+                report.checks.extend(checks);
+            }
+            Measured::Rest(costs) => report.rest.extend(costs),
+            Measured::NoHealth(target) => {
+                let reason = "no health check: only a server we start has one".to_owned();
+                report.failures.push(Failure::new(&target, 1, None, reason));
+            }
+        }
+    }
+    report.probes = tally::probes(&report.checks, report.plan.probe_timeout_ms);
+    report.rest_tallies = tally::at_rest(&report.rest);
+    report.write(out).map_err(super::cannot_write(out))?;
+    Ok(report)
+}
+
+/// Every step on each of `targets`, one server started per target, at one reactor thread.
+pub async fn run(
+    targets: &[Target],
+    plan: &HealthPlan,
+    on: &mut impl FnMut(Event<'_, Measured>),
+) -> session::Outcome<Measured> {
+    let schedule: Vec<(&Target, usize)> = targets.iter().map(|target| (target, 1)).collect();
+    let measure = async |running: &session::Running, step: &TimedStep| {
+        let server = running.server.as_ref();
+        let Some(health) = server.and_then(|server| server.health()) else {
+            return Measured::NoHealth(running.label.clone());
+        };
+        match step.step {
+            HealthStep::Rest => Measured::Rest(window::at_rest(running, health, plan).await),
+            HealthStep::Window { route, trial } => {
+                let (window, checks) = window::window(running, health, plan, route, trial).await;
+                Measured::Window(window, checks)
+            }
+        }
+    };
+    let steps = plan.timed_steps();
+    session::run_each(&schedule, &plan.setup(), &steps, on, measure).await
+}

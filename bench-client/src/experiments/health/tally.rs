@@ -1,0 +1,220 @@
+//! The probes and the cost at rest, counted from the records: per stack, route under load
+//! and endpoint, what the probes got and when the first failing answer was known; per stack
+//! and endpoint, the latency at rest.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Check, Outcome, Probed, RestCost};
+use crate::measure::stats::{counted, grouped, percentile};
+
+/// The route whose handler holds its reactor thread: a 503 under any other load is false.
+pub const BLOCKING_ROUTE: &str = "/bad";
+
+/// A stack's probes of one endpoint during one route's load, counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeTally {
+    pub stack: String,
+    pub route: String,
+    pub endpoint: Probed,
+    pub probes: usize,
+    pub timed_out: usize,
+    /// Failed otherwise: another status, or the connection failed.
+    pub failed: usize,
+    /// Answered 503, each route its reason named with how many named it.
+    pub unavailable: usize,
+    pub named: Vec<(String, usize)>,
+    pub ok: usize,
+    /// Per trial, from the load's start to the first failing answer, in ms: a timeout is
+    /// known when the timeout ends, any other failure when it arrives; `None`: none failed.
+    pub first_failing_ms: Vec<Option<f64>>,
+}
+
+impl ProbeTally {
+    /// The 503s that are false: any during a load that does not hold its thread.
+    pub fn false_unavailable(&self) -> usize {
+        match self.route == BLOCKING_ROUTE {
+            true => 0,
+            false => self.unavailable,
+        }
+    }
+}
+
+/// When `check`'s failure was known, in ms from the load's start; `None` for a 200.
+pub fn failure_known_ms(check: &Check, timeout_ms: u64) -> Option<f64> {
+    match check.outcome {
+        Outcome::Ok => None,
+        Outcome::TimedOut => Some(check.sent_ms + timeout_ms as f64),
+        Outcome::Unavailable { .. } | Outcome::Failed { .. } => {
+            Some(check.sent_ms + check.latency_ms.unwrap_or(timeout_ms as f64))
+        }
+    }
+}
+
+/// Each (stack, route, endpoint)'s probes, counted, in the order first recorded.
+pub fn probes(checks: &[Check], timeout_ms: u64) -> Vec<ProbeTally> {
+    let groups = grouped(checks, |check| {
+        (check.stack.as_str(), check.route.as_str(), check.endpoint)
+    });
+    (groups.into_iter())
+        .map(|((stack, route, endpoint), mine)| {
+            let count = |matches: fn(&Outcome) -> bool| {
+                mine.iter().filter(|check| matches(&check.outcome)).count()
+            };
+            let named = (mine.iter()).filter_map(|check| match &check.outcome {
+                Outcome::Unavailable { route, .. } => {
+                    Some(route.clone().unwrap_or_else(|| "(no reason)".to_owned()))
+                }
+                _ => None,
+            });
+            let trials = grouped(&mine, |check| check.trial);
+            let first_failing_ms = (trials.into_iter())
+                .map(|(_, checks)| {
+                    let known = checks
+                        .iter()
+                        .filter_map(|c| failure_known_ms(c, timeout_ms));
+                    known.min_by(f64::total_cmp)
+                })
+                .collect();
+            ProbeTally {
+                stack: stack.to_owned(),
+                route: route.to_owned(),
+                endpoint,
+                probes: mine.len(),
+                timed_out: count(|outcome| matches!(outcome, Outcome::TimedOut)),
+                failed: count(|outcome| matches!(outcome, Outcome::Failed { .. })),
+                unavailable: count(|outcome| matches!(outcome, Outcome::Unavailable { .. })),
+                named: counted(named),
+                ok: count(|outcome| matches!(outcome, Outcome::Ok)),
+                first_failing_ms,
+            }
+        })
+        .collect()
+}
+
+/// A stack's endpoint at rest: its latency's median and 99th percentile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestTally {
+    pub stack: String,
+    pub endpoint: Probed,
+    pub requests: usize,
+    pub failed: usize,
+    pub median_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// Each cost at rest, its percentiles read (the original bench's nearest rank).
+pub fn at_rest(costs: &[RestCost]) -> Vec<RestTally> {
+    (costs.iter())
+        .map(|cost| {
+            let mut sorted = cost.latencies_ms.clone();
+            sorted.sort_by(f64::total_cmp);
+            RestTally {
+                stack: cost.stack.clone(),
+                endpoint: cost.endpoint,
+                requests: sorted.len(),
+                failed: cost.failed,
+                median_ms: percentile(&sorted, 50.0),
+                p99_ms: percentile(&sorted, 99.0),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(route: &str, trial: usize, endpoint: Probed, sent_ms: f64, outcome: Outcome) -> Check {
+        let latency_ms = match outcome {
+            Outcome::TimedOut => None,
+            _ => Some(2.0),
+        };
+        Check {
+            stack: "demo-x".to_owned(),
+            route: route.to_owned(),
+            trial,
+            endpoint,
+            sent_ms,
+            outcome,
+            latency_ms,
+        }
+    }
+
+    fn stalled(route: &str) -> Outcome {
+        Outcome::Unavailable {
+            route: Some(route.to_owned()),
+            held_ms: Some(250.0),
+        }
+    }
+
+    #[test]
+    fn probes_are_counted_per_route_and_endpoint_with_the_first_failing_answer_per_trial() {
+        let (ping, health) = (Probed::Ping, Probed::Health);
+        let checks = [
+            check("/bad", 0, ping, 500.0, Outcome::Ok),
+            check("/bad", 0, health, 500.0, stalled("GET /bad")),
+            check("/bad", 0, ping, 1500.0, Outcome::TimedOut),
+            check("/bad", 0, health, 1500.0, stalled("GET /bad")),
+            check("/bad", 1, ping, 250.0, Outcome::TimedOut),
+            check("/bad", 1, health, 250.0, Outcome::Ok),
+            check("/bad", 1, health, 1250.0, stalled("GET /other")),
+            check("/ok-await", 0, health, 500.0, stalled("GET /ok-await")),
+            check(
+                "/ok-await",
+                0,
+                ping,
+                500.0,
+                Outcome::Failed {
+                    reason: "reset".into(),
+                },
+            ),
+        ];
+        let tallies = probes(&checks, 1000);
+        let keys: Vec<(&str, Probed)> = (tallies.iter())
+            .map(|t| (t.route.as_str(), t.endpoint))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("/bad", ping),
+                ("/bad", health),
+                ("/ok-await", health),
+                ("/ok-await", ping)
+            ]
+        );
+        let bad_ping = &tallies[0];
+        let counts = (
+            bad_ping.probes,
+            bad_ping.timed_out,
+            bad_ping.unavailable,
+            bad_ping.ok,
+        );
+        assert_eq!(counts, (3, 2, 0, 1));
+        // Trial 0: timed out when sent at 1500 ms, known at 2500; trial 1: sent at 250.
+        assert_eq!(bad_ping.first_failing_ms, [Some(2500.0), Some(1250.0)]);
+        let bad_health = &tallies[1];
+        let counts = (bad_health.probes, bad_health.unavailable, bad_health.ok);
+        assert_eq!(counts, (4, 3, 1));
+        let named = [("GET /bad".to_owned(), 2), ("GET /other".to_owned(), 1)];
+        assert_eq!(bad_health.named, named);
+        assert_eq!(bad_health.first_failing_ms, [Some(502.0), Some(1252.0)]);
+        assert_eq!(bad_health.false_unavailable(), 0);
+        assert_eq!(tallies[2].false_unavailable(), 1);
+        assert_eq!((tallies[3].failed, tallies[3].false_unavailable()), (1, 0));
+        assert_eq!(tallies[3].first_failing_ms, [Some(502.0)]);
+    }
+
+    #[test]
+    fn the_cost_at_rest_is_read_from_the_latencies() {
+        let cost = RestCost {
+            stack: "demo-x".to_owned(),
+            endpoint: Probed::Health,
+            latencies_ms: vec![0.3, 0.1, 0.2, 0.9],
+            failed: 1,
+        };
+        let tally = &at_rest(&[cost])[0];
+        assert_eq!((tally.requests, tally.failed), (4, 1));
+        // Nearest rank over 4 sorted values: p50 at round(1.5) = 2, p99 at round(2.97) = 3.
+        assert_eq!((tally.median_ms, tally.p99_ms), (Some(0.3), Some(0.9)));
+    }
+}
