@@ -265,6 +265,9 @@ mod tests {
         assert_eq!(stale.command_was.as_deref(), Some(was));
         assert!(stale.recorded.is_empty(), "its stamp is this build's");
         let explained = explain(Path::new("/"), &[stale]);
-        assert!(explained.contains(&format!("run as `{was}`")), "{explained}");
+        assert!(
+            explained.contains(&format!("run as `{was}`")),
+            "{explained}"
+        );
     }
 }

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::measure::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
 use crate::measure::environment::Environment;
 use crate::measure::session::{
-    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions, ServerSetup,
-    Step,
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions,
+    ServerSetup, Step,
 };
 use crate::measure::stats::RequestTimes;
 use crate::measure::target::Target;

@@ -81,10 +81,11 @@ pub struct ServerSetup {
     /// Whether the server records its order of events (`--events`, read by `GET /events`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub events: bool,
-    /// Whether the server serves its health check on a port of its own (`--health-port 0`;
-    /// the URL it prints is then read: `ServerProcess::health`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub health: bool,
+    /// With a period in ms, the server serves its health check on a port of its own
+    /// (`--health-port 0`, the URL it prints then read: `ServerProcess::health`), failing for
+    /// that long after a stall ends (`--health-period-ms`): the probes' period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_period_ms: Option<u64>,
     /// The flags that point the server at the hidden blockers' fixtures (`--upstream`,
     /// `--db`, `--file`: [`crate::measure::fixtures::Fixtures::server_args`]); empty if the plan has
     /// none of their routes.
@@ -131,8 +132,9 @@ impl ServerSetup {
         if self.events {
             args.push("--events".to_owned());
         }
-        if self.health {
+        if let Some(period_ms) = self.health_period_ms {
             args.extend([HEALTH_PORT_FLAG.to_owned(), "0".to_owned()]);
+            args.extend(["--health-period-ms".to_owned(), period_ms.to_string()]);
         }
         args.extend(self.fixtures.iter().cloned());
         args

@@ -9,7 +9,7 @@ use super::text::{cell, latency};
 use crate::experiments::health::{HealthReport, ProbeTally, Probed, RestTally, Window, tally};
 
 /// The heading of the probes' table, which the health-check lesson copies.
-pub const PROBES: &str = "Probes under load";
+pub const PROBES: &str = "Probes while the reactor is blocked";
 /// The heading of the cost at rest.
 pub const AT_REST: &str = "What each endpoint costs at rest";
 
@@ -21,7 +21,7 @@ pub fn health_markdown(report: &HealthReport) -> String {
         &report.environment,
     );
     out.push_str(&parameters(report));
-    out.push_str(&probes_table(&report.probes));
+    out.push_str(&probes_table(report));
     out.push_str(&load_table(&report.windows));
     out.push_str(&false_unavailable(&report.probes));
     out.push_str(&rest_table(&report.rest_tallies, report.plan.rest_requests));
@@ -37,9 +37,10 @@ fn parameters(report: &HealthReport) -> String {
         .collect();
     format!(
         "\n## Parameters\n\n\
-         - each server started once, with one reactor thread, `--stall-ms {stall}` and \
-         `--health-port 0`: reactor-watch's health check on a thread of its own, 503 while a \
-         poll has held its thread past {stall} ms\n\
+         - each server started once, with one reactor thread, `--stall-ms {stall}`, \
+         `--health-port 0` and `--health-period-ms {every}`: reactor-watch's health check on a \
+         thread of its own, 503 while a poll holds its thread past {stall} ms and for the \
+         probes' period ({every} ms) after one did\n\
          - the load, per route ({routes}): {n} workers, each on a keep-alive connection, send \
          the route with `?ms={sleep}` at once and again as each answer comes, for {window} ms; \
          then their last requests are answered\n\
@@ -65,26 +66,32 @@ fn parameters(report: &HealthReport) -> String {
     )
 }
 
-fn probes_table(tallies: &[ProbeTally]) -> String {
+/// The probes during the load that holds its thread, a row per stack, window and endpoint;
+/// the other loads' are counted under [`false_unavailable`].
+fn probes_table(report: &HealthReport) -> String {
     let mut out = format!(
-        "## {PROBES}\n\n\
-         | stack | route | endpoint | probes | timed out | 503 (reason) | 200 | failed otherwise \
-         | first failing answer (ms) |\n\
-         |---|---|---|---:|---:|---|---:|---:|---:|\n"
+        "## {PROBES}\n\nDuring `{}`: each window's probes land at one point of a sleep, its \
+         first probe's time from the load's start.\n\n\
+         | stack | first probe (ms) | endpoint | probes | timed out | 503 (reason) | 200 \
+         | failed otherwise | first failing answer (ms) |\n\
+         |---|---:|---|---:|---:|---|---:|---:|---:|\n",
+        tally::BLOCKING_ROUTE
     );
-    for tally in tallies {
+    let blocked = (report.probes.iter()).filter(|t| t.route == tally::BLOCKING_ROUTE);
+    for tally in blocked {
+        let first_probe = report.plan.first_probe(tally.trial);
         let _ = writeln!(
             out,
-            "| {} | `{}` | `{}` | {} | {} | {} | {} | {} | {} |",
+            "| {} | {:.0} | `{}` | {} | {} | {} | {} | {} | {} |",
             tally.stack,
-            tally.route,
+            first_probe.as_secs_f64() * 1e3,
             tally.endpoint.path(),
             tally.probes,
             tally.timed_out,
             unavailable(tally),
             tally.ok,
             tally.failed,
-            first_failing(&tally.first_failing_ms),
+            whole_ms(tally.first_failing_ms),
         );
     }
     out
@@ -121,12 +128,6 @@ fn unavailable(tally: &ProbeTally) -> String {
         .map(|(route, count)| format!("`{}` {count}", cell(route)))
         .collect();
     format!("{} ({})", tally.unavailable, named.join(", "))
-}
-
-/// Each window's first failing answer, "-" for a window with none.
-fn first_failing(per_trial: &[Option<f64>]) -> String {
-    let each: Vec<String> = per_trial.iter().map(|ms| whole_ms(*ms)).collect();
-    each.join(", ")
 }
 
 fn whole_ms(ms: Option<f64>) -> String {

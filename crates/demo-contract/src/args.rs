@@ -17,6 +17,9 @@ const MAX_STALL_MS: u64 = 60_000;
 /// `slow_callback_duration`, so that both sides flag the same stalls.
 pub const DEFAULT_STALL_MS: u64 = 100;
 
+/// `--health-period-ms`' default: reactor-watch's, a kubelet's default probe period.
+const DEFAULT_HEALTH_PERIOD_MS: u64 = reactor_watch::HealthCheck::DEFAULT_PERIOD.as_millis() as u64;
+
 /// The command line every server takes (the CLI of the route contract, `docs/contract.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Parser)]
 #[command(
@@ -56,9 +59,15 @@ pub struct Args {
 
     /// Serve GET /health on 127.0.0.1:PORT from a thread no reactor runs (0 picks a free port,
     /// printed on stdout after the readiness line as `health on http://HOST:PORT/health`): 503
-    /// naming the route while a request's poll holds its thread past --stall-ms, 200 otherwise
+    /// naming the route while a request's poll holds its thread past --stall-ms, or did within
+    /// --health-period-ms; 200 otherwise
     #[arg(long, value_name = "PORT")]
     pub health_port: Option<u16>,
+
+    /// How long a stall that ended still fails GET /health: the probe's period, so that a
+    /// probe sees every stall, not only the ones it lands in [default: Kubernetes' 10 s]
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_HEALTH_PERIOD_MS, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub health_period_ms: u64,
 
     /// Record the server's order of events: each connection accepted, each handler started and
     /// ended (microseconds since start, client port, path); GET /events reads and drains it
@@ -165,6 +174,8 @@ mod tests {
             "--events",
             "--health-port",
             "0",
+            "--health-period-ms",
+            "1000",
             "--upstream",
             "127.0.0.1:9000",
             "--db",
@@ -183,6 +194,7 @@ mod tests {
         assert_eq!(args.stall_ms, 250);
         assert!(args.events);
         assert_eq!(args.health_port, Some(0));
+        assert_eq!(args.health_period_ms, 1000);
         for edge in ["0", "60000"] {
             let args = parse(&["--stall-ms", edge]).unwrap();
             assert_eq!(args.stall_ms, edge.parse::<u64>().unwrap());
@@ -214,6 +226,7 @@ mod tests {
             &["--db"],
             &["--health-port", "70000"],
             &["--health-port", "0", "--stall-ms", "0"],
+            &["--health-period-ms", "-1"],
         ] {
             let error = parse(bad).unwrap_err();
             assert_eq!(error.exit_code(), 2, "{bad:?}");

@@ -62,7 +62,14 @@ fn next_line(lines: &mut Lines<BufReader<ChildStdout>>, prefix: &str) -> Option<
 /// health lines (it exited: missing, or too old to know the flag).
 fn try_start(name: &str) -> Option<Server> {
     let mut child = Command::new(binary(name))
-        .args(["--port", "0", "--health-port", "0"])
+        .args([
+            "--port",
+            "0",
+            "--health-port",
+            "0",
+            "--health-period-ms",
+            "1000",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -118,17 +125,22 @@ fn tells_the_truth(name: &str) {
     let ok = (200, r#"{"status":"ok","limit_ms":100}"#.to_owned());
     assert_eq!((at_rest.0, at_rest.1), ok, "{name} at rest");
 
+    let (status, body, took) = health_during(&server, "/ok-await");
+    assert_eq!((status, body), ok.clone(), "{name} during /ok-await");
+    assert!(
+        took < BLOCK / 3,
+        "{name}: answered in {took:?} during /ok-await"
+    );
+
     let (status, body, took) = health_during(&server, "/bad");
     assert_eq!(status, 503, "{name} during /bad: {body}");
     assert!(body.contains(r#""route":"GET /bad""#), "{name}: {body}");
     assert!(took < BLOCK / 3, "{name}: answered in {took:?} during /bad");
 
-    let (status, body, took) = health_during(&server, "/ok-await");
-    assert_eq!((status, body), ok, "{name} during /ok-await");
-    assert!(
-        took < BLOCK / 3,
-        "{name}: answered in {took:?} during /ok-await"
-    );
+    // Within the period (1 s) after it ended, the stall still fails the check.
+    let (status, body, _) = get(&server.health);
+    assert_eq!(status, 503, "{name} just after /bad: {body}");
+    assert!(body.contains(r#""ended_ms_ago":"#), "{name}: {body}");
 }
 
 #[test]

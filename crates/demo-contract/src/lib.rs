@@ -209,7 +209,8 @@ impl Demo {
             std::process::exit(1)
         };
         let blockers = Blockers::open(args).unwrap_or_else(|error| exit(error));
-        let watch = RequestWatch::start(args.stall_ms, args.health_port)
+        let health = (args.health_port).map(|port| (port, args.health_period_ms));
+        let watch = RequestWatch::start(args.stall_ms, health)
             .unwrap_or_else(|error| exit(format!("--health-port: {error}")));
         Demo {
             blockers: Box::leak(Box::new(blockers)),

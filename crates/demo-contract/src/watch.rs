@@ -12,7 +12,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use reactor_watch::{Config, Label, Watch, Watched};
+use reactor_watch::{Config, HealthCheck, Label, Watch, Watched};
 
 use crate::Route;
 
@@ -61,13 +61,14 @@ pub struct RequestWatch {
 
 impl RequestWatch {
     /// Starts the detector with a threshold of `stall_ms` (0: off, no watchdog thread) and
-    /// makes the labels; with `health_port`, starts the health check too
-    /// ([`RequestWatch::health`]). Reports go to stderr.
-    pub fn start(stall_ms: u64, health_port: Option<u16>) -> io::Result<RequestWatch> {
+    /// makes the labels; with `health` (a port and a period in ms), starts the health check
+    /// too ([`RequestWatch::health`]). Reports go to stderr.
+    pub fn start(stall_ms: u64, health: Option<(u16, u64)>) -> io::Result<RequestWatch> {
         let mut watch =
             RequestWatch::with(Watch::start(Config::new(Duration::from_millis(stall_ms))));
-        if let Some(port) = health_port {
-            watch.health = Some(watch.serve_health(port)?);
+        if let Some((port, period_ms)) = health {
+            let period = Duration::from_millis(period_ms);
+            watch.health = Some(watch.serve_health(port, period)?);
         }
         Ok(watch)
     }
@@ -122,11 +123,12 @@ impl RequestWatch {
     }
 
     /// `GET /health` on `127.0.0.1:port` (0: any free port), served by reactor-watch's own
-    /// thread, 503 while a request's poll has held its thread past the stall threshold. Runs
-    /// for the life of the process; returns the address it bound.
-    fn serve_health(&self, port: u16) -> io::Result<SocketAddr> {
+    /// thread, 503 while a request's poll holds its thread past the stall threshold, or did
+    /// within `period`. Runs for the life of the process; returns the address it bound.
+    fn serve_health(&self, port: u16, period: Duration) -> io::Result<SocketAddr> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let health = self.watch.serve_health(addr, self.watch.threshold())?;
+        let check = HealthCheck::new(self.watch.threshold()).period(period);
+        let health = self.watch.serve_health(addr, check)?;
         let bound = health.local_addr();
         // Its thread serves until the process exits, as the server does.
         std::mem::forget(health);

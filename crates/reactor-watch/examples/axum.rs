@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use axum::extract::{MatchedPath, Request};
 use axum::{Router, routing::get};
-use reactor_watch::{Config, Label, Watch, tower::WatchLayer};
+use reactor_watch::{Config, HealthCheck, Label, Watch, tower::WatchLayer};
 
 fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args()
@@ -13,8 +13,10 @@ fn main() -> std::io::Result<()> {
         .map_or(3000, |p| p.parse().expect("a port"));
     // 1. A watch: any poll that holds its thread over 100 ms is a stall, reported on stderr.
     let watch = Watch::start(Config::new(Duration::from_millis(100)));
-    // Optional: GET /health, from a thread of its own: 503 while a poll is past the limit.
-    let health = watch.serve_health(([127, 0, 0, 1], 0).into(), watch.threshold())?;
+    // Optional: GET /health, from a thread of its own: 503 while a poll is past the limit,
+    // and for the probe's period (here 1 s) after one was.
+    let check = HealthCheck::new(watch.threshold()).period(Duration::from_secs(1));
+    let health = watch.serve_health(([127, 0, 0, 1], 0).into(), check)?;
     let app = Router::new()
         .route(
             "/bad",

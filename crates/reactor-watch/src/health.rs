@@ -3,14 +3,15 @@
 //! A probe served by the reactor it checks waits behind the very stall it should report: it
 //! fails late, by timing out, and says nothing about why. A probe served by some other thread
 //! that always answers 200 lies. This one is served by a thread of its own (one small
-//! current-thread tokio runtime running hyper) and answers from what the watch's slots say
-//! right now: 503, naming the route and how long it has held its thread, while some wrapped
-//! poll has run past the limit; 200 otherwise.
+//! current-thread tokio runtime running hyper) and answers from what the watch knows: 503,
+//! naming the route and how long it held its thread, while some wrapped poll has run past the
+//! limit, or one did within the probe's period; 200 otherwise.
 
 use std::convert::Infallible;
 use std::fmt::{self, Write as _};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -24,10 +25,57 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::stalls::{push_ms, push_string};
-use crate::{RunningPoll, Watch};
+use crate::{Label, RunningPoll, Watch};
 
 /// The one path the health server answers; any other is a 404.
 pub const HEALTH_PATH: &str = "/health";
+
+/// What a health check answers 503 for: a poll past `limit`, running now or returned within
+/// the last `period`. From [`HealthCheck::new`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HealthCheck {
+    limit: Duration,
+    period: Duration,
+}
+
+impl HealthCheck {
+    /// Kubernetes' default probe period (`periodSeconds: 10`).
+    pub const DEFAULT_PERIOD: Duration = Duration::from_secs(10);
+
+    /// 503 while a wrapped poll holds its thread past `limit`, and for
+    /// [`DEFAULT_PERIOD`](Self::DEFAULT_PERIOD) after one did. Pass [`Watch::threshold`] for a
+    /// readiness probe (take this instance out of the load balancer while it stalls) and a
+    /// limit of seconds for a liveness probe (restart only a thread that is stuck); a poll is
+    /// remembered only if it passed the watch's threshold, so a limit below it is the
+    /// threshold.
+    pub const fn new(limit: Duration) -> HealthCheck {
+        HealthCheck {
+            limit,
+            period: HealthCheck::DEFAULT_PERIOD,
+        }
+    }
+
+    /// Remembers a stall for `period` after it ended: set it to your probe's period, so that
+    /// every stall between two probes fails the second, not only the ones a probe lands in.
+    /// `Duration::ZERO` answers from the polls running now alone.
+    pub const fn period(self, period: Duration) -> HealthCheck {
+        HealthCheck { period, ..self }
+    }
+
+    /// The limit.
+    pub const fn limit(&self) -> Duration {
+        self.limit
+    }
+}
+
+/// The stall a 503 names: the longest past the limit, running now or ended within the period.
+struct Named {
+    label: Label,
+    thread: Arc<str>,
+    held: Duration,
+    /// How long ago it ended; `None`: it is still running.
+    ago: Option<Duration>,
+}
 
 /// A running health server, from [`Watch::serve_health`]. Dropping it stops the server and
 /// joins its thread.
@@ -64,11 +112,9 @@ impl Watch {
     /// Serves `GET /health` on `addr` from a thread of its own, named `reactor-watch-health`,
     /// which no executor runs: a blocked reactor cannot starve it.
     ///
-    /// It answers `503 Service Unavailable` while some poll wrapped by this watch has held
-    /// its thread longer than `limit`, `200 OK` otherwise, both with a JSON body (see
-    /// [`health_json`](Watch::health_json)). Pass [`Watch::threshold`] for a readiness probe
-    /// (take this instance out of the load balancer while it is stalled) and a limit of
-    /// seconds for a liveness probe (restart only a thread that is stuck).
+    /// It answers `503 Service Unavailable` while some poll wrapped by this watch holds its
+    /// thread longer than the check's limit, or one did within its period; `200 OK`
+    /// otherwise, both with a JSON body (see [`health_json`](Watch::health_json)).
     ///
     /// Bind a loopback or cluster-internal address: the body names your routes.
     ///
@@ -76,7 +122,7 @@ impl Watch {
     ///
     /// `InvalidInput` if the watch is off (it would always answer 200, which is the lie this
     /// exists to avoid); any error binding `addr` or starting the thread or its runtime.
-    pub fn serve_health(&self, addr: SocketAddr, limit: Duration) -> io::Result<Health> {
+    pub fn serve_health(&self, addr: SocketAddr, check: HealthCheck) -> io::Result<Health> {
         if !self.is_enabled() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -97,7 +143,7 @@ impl Watch {
             .spawn(move || {
                 runtime.block_on(async move {
                     match TcpListener::from_std(listener) {
-                        Ok(listener) => drop(tokio::spawn(accept(listener, watch, limit))),
+                        Ok(listener) => drop(tokio::spawn(accept(listener, watch, check))),
                         Err(error) => eprintln!("reactor-watch: health server: {error}"),
                     }
                     // Until the `Health` handle is dropped.
@@ -116,39 +162,61 @@ impl Watch {
     /// ```text
     /// 200 {"status":"ok","limit_ms":100}
     /// 503 {"status":"stalled","limit_ms":100,"route":"GET /bad","thread":"main","held_ms":252,"stalled_threads":1}
+    /// 503 {"status":"stalled","limit_ms":100,"route":"GET /bad","thread":"main","held_ms":501,"ended_ms_ago":120,"stalled_threads":0}
     /// ```
     ///
-    /// `route`, `thread` and `held_ms` describe the poll that has held its thread longest;
-    /// `stalled_threads` counts the polls past the limit. `held_ms` is in whole milliseconds
-    /// of the watch's coarse clock.
-    pub fn health_json(&self, limit: Duration) -> (u16, String) {
+    /// `route`, `thread` and `held_ms` describe the poll past the limit that held its thread
+    /// longest, running now or, if none is, ended within the period (`ended_ms_ago` says
+    /// when); `stalled_threads` counts the polls past the limit now. `held_ms` is in whole
+    /// milliseconds of the watch's coarse clock for a running poll.
+    pub fn health_json(&self, check: HealthCheck) -> (u16, String) {
         let running = self.running();
-        let stalled: Vec<&RunningPoll> = running.iter().filter(|p| p.running > limit).collect();
+        let stalled_now = running.iter().filter(|p| p.running > check.limit).count();
+        let limit_ms = check.limit.as_secs_f64() * 1e3;
         let mut body = String::with_capacity(160);
-        let Some(longest) = stalled.first() else {
+        let Some(named) = self.named_stall(&running, check) else {
             body.push_str("{\"status\":\"ok\",\"limit_ms\":");
-            push_ms(&mut body, limit.as_secs_f64() * 1e3);
+            push_ms(&mut body, limit_ms);
             body.push('}');
             return (200, body);
         };
         body.push_str("{\"status\":\"stalled\",\"limit_ms\":");
-        push_ms(&mut body, limit.as_secs_f64() * 1e3);
+        push_ms(&mut body, limit_ms);
         body.push_str(",\"route\":");
-        push_string(&mut body, longest.label.name());
+        push_string(&mut body, named.label.name());
         body.push_str(",\"thread\":");
-        push_string(&mut body, &longest.thread);
-        let _ = write!(
-            body,
-            ",\"held_ms\":{},\"stalled_threads\":{}}}",
-            longest.running.as_millis(),
-            stalled.len()
-        );
+        push_string(&mut body, &named.thread);
+        let _ = write!(body, ",\"held_ms\":{}", named.held.as_millis());
+        if let Some(ago) = named.ago {
+            let _ = write!(body, ",\"ended_ms_ago\":{}", ago.as_millis());
+        }
+        let _ = write!(body, ",\"stalled_threads\":{stalled_now}}}");
         (503, body)
+    }
+
+    /// The stall a 503 names: the longest of the `running` polls (longest first) past the
+    /// limit, or else the longest that ended within the period.
+    fn named_stall(&self, running: &[RunningPoll], check: HealthCheck) -> Option<Named> {
+        if let Some(poll) = running.iter().find(|p| p.running > check.limit) {
+            return Some(Named {
+                label: poll.label,
+                thread: Arc::clone(&poll.thread),
+                held: poll.running,
+                ago: None,
+            });
+        }
+        let ended = (self.ended_stalls(check.period).into_iter()).find(|s| s.held > check.limit);
+        ended.map(|stall| Named {
+            label: stall.label,
+            thread: stall.thread,
+            held: stall.held,
+            ago: Some(stall.ago),
+        })
     }
 }
 
 /// The accept loop, on the health thread's runtime: one task per connection.
-async fn accept(listener: TcpListener, watch: Watch, limit: Duration) {
+async fn accept(listener: TcpListener, watch: Watch, check: HealthCheck) {
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -161,7 +229,7 @@ async fn accept(listener: TcpListener, watch: Watch, limit: Duration) {
         let watch = watch.clone();
         tokio::spawn(async move {
             let answer = service_fn(move |req| {
-                let response = respond(&watch, limit, &req);
+                let response = respond(&watch, check, &req);
                 async move { Ok::<_, Infallible>(response) }
             });
             // A client that goes away or sends garbage only ends its own connection.
@@ -172,9 +240,9 @@ async fn accept(listener: TcpListener, watch: Watch, limit: Duration) {
     }
 }
 
-fn respond(watch: &Watch, limit: Duration, req: &Request<Incoming>) -> Response<String> {
+fn respond(watch: &Watch, check: HealthCheck, req: &Request<Incoming>) -> Response<String> {
     let (status, body) = if req.uri().path() == HEALTH_PATH {
-        watch.health_json(limit)
+        watch.health_json(check)
     } else {
         (
             404,

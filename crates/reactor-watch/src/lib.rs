@@ -169,11 +169,11 @@ mod watch;
 mod watched;
 
 #[cfg(feature = "health")]
-pub use health::{HEALTH_PATH, Health};
+pub use health::{HEALTH_PATH, Health, HealthCheck};
 
 pub use clock::resolution as clock_resolution;
 pub use label::Label;
 pub use report::{CpuTime, Report};
 pub use stalls::{RouteStalls, Stalls};
-pub use watch::{Config, RunningPoll, Sink, Watch, current_label};
+pub use watch::{Config, EndedStall, RunningPoll, Sink, Watch, current_label};
 pub use watched::Watched;

@@ -1,13 +1,13 @@
 //! The watch: configuration, counters and the watchdog thread.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::Label;
 use crate::clock;
@@ -105,6 +105,21 @@ struct Tally {
     longest_ns: u64,
     by_label: BTreeMap<Label, (u64, u64)>,
     still_running_reports: u64,
+    /// The last [`ENDED_KEPT`] slow polls that returned, oldest first, for
+    /// [`Watch::ended_stalls`].
+    ended: VecDeque<Ended>,
+}
+
+/// How many ended slow polls a watch keeps: slow polls are rare (each holds a thread past the
+/// threshold), so these cover far more than any health check's period.
+const ENDED_KEPT: usize = 64;
+
+/// A slow poll that returned, as [`Tally`] keeps it.
+struct Ended {
+    label: Label,
+    thread: Arc<str>,
+    held_ns: u64,
+    at: Instant,
 }
 
 impl Watch {
@@ -241,6 +256,46 @@ impl Watch {
     }
 }
 
+impl Watch {
+    /// The wrapped polls that held their thread past the threshold and returned within the
+    /// last `within`, longest first (of the last 64 such polls): what a health check probed
+    /// every `within` needs to see every stall, not only the ones running when it asks.
+    /// Empty when the watch is off.
+    pub fn ended_stalls(&self, within: Duration) -> Vec<EndedStall> {
+        let Some(inner) = &self.inner else {
+            return Vec::new();
+        };
+        let now = Instant::now();
+        let tally = inner.tally.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut ended: Vec<EndedStall> = (tally.ended.iter())
+            .filter(|stall| now.duration_since(stall.at) <= within)
+            .map(|stall| EndedStall {
+                label: stall.label,
+                thread: Arc::clone(&stall.thread),
+                held: Duration::from_nanos(stall.held_ns),
+                ago: now.duration_since(stall.at),
+            })
+            .collect();
+        drop(tally);
+        ended.sort_by_key(|stall| std::cmp::Reverse(stall.held));
+        ended
+    }
+}
+
+/// A wrapped poll that held its thread past the threshold and has returned, from
+/// [`Watch::ended_stalls`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndedStall {
+    /// The wrapped future's label.
+    pub label: Label,
+    /// The name of the thread the poll held, or `<unnamed>`.
+    pub thread: Arc<str>,
+    /// How long the poll held its thread.
+    pub held: Duration,
+    /// How long ago it returned.
+    pub ago: Duration,
+}
+
 /// One wrapped poll running now, from [`Watch::running`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunningPoll {
@@ -294,6 +349,17 @@ impl Inner {
             let route = tally.by_label.entry(label).or_default();
             route.0 += 1;
             route.1 = route.1.max(held_ns);
+            if tally.ended.len() == ENDED_KEPT {
+                tally.ended.pop_front();
+            }
+            let thread = Arc::clone(thread);
+            let at = Instant::now();
+            tally.ended.push_back(Ended {
+                label,
+                thread,
+                held_ns,
+                at,
+            });
         }
         self.emit(&Report::Returned {
             label: label.name(),

@@ -1,5 +1,6 @@
 //! The health check (feature `health`): served by its own thread, it answers promptly while a
-//! wrapped poll blocks, 503 naming the route past the limit, 200 otherwise.
+//! wrapped poll blocks, 503 naming the route past the limit and for its period after, 200
+//! otherwise.
 
 mod common;
 
@@ -8,21 +9,24 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::block_on;
-use reactor_watch::{Config, Watch};
+use reactor_watch::{Config, HealthCheck, Watch};
 
 const LIMIT: Duration = Duration::from_millis(100);
 const BLOCK: Duration = Duration::from_millis(300);
+/// The checks' period: how long a stall that ended still fails the check.
+const PERIOD: Duration = Duration::from_millis(400);
 
 fn loopback() -> SocketAddr {
     ([127, 0, 0, 1], 0).into()
 }
 
-/// A watch with a threshold of [`LIMIT`] and its health server, answering past `limit`; the
-/// health URL.
+/// A watch with a threshold of [`LIMIT`] and its health server, answering past `limit` and
+/// for [`PERIOD`] after; the health URL.
 fn watch_with_health(limit: Duration) -> (Watch, reactor_watch::Health, String) {
     let watch = Watch::start(Config::new(LIMIT));
+    let check = HealthCheck::new(limit).period(PERIOD);
     let health = watch
-        .serve_health(loopback(), limit)
+        .serve_health(loopback(), check)
         .expect("a health server");
     let url = format!("http://{}/health", health.local_addr());
     (watch, health, url)
@@ -68,7 +72,35 @@ fn answers_503_naming_the_route_while_a_poll_blocks_and_200_otherwise() {
     );
     blocker.join().expect("the blocking thread");
 
-    assert_eq!(probe(&url).0, 200, "once the poll returned");
+    // Returned, the stall is still named for the check's period, with how long ago it ended.
+    let (status, body, _) = probe(&url);
+    assert_eq!(status, 503, "just after the poll returned: {body}");
+    assert!(body.contains(r#""route":"GET /bad""#), "{body}");
+    assert!(body.contains(r#""ended_ms_ago":"#), "{body}");
+    assert!(body.ends_with(r#","stalled_threads":0}"#), "{body}");
+    thread::sleep(PERIOD + Duration::from_millis(50));
+    assert_eq!(probe(&url).0, 200, "a period after the poll returned");
+}
+
+#[test]
+fn a_stall_between_two_probes_fails_the_second_within_the_period() {
+    let (watch, _health, url) = watch_with_health(LIMIT);
+    let (held, quick) = (watch.label("GET /held"), watch.label("GET /quick"));
+    block_on(watch.wrap(held, async { thread::sleep(LIMIT * 2) }));
+    // Another stall, shorter than the first, ends later: the 503 names the longest.
+    block_on(watch.wrap(quick, async { thread::sleep(LIMIT + LIMIT / 2) }));
+    let (status, body, _) = probe(&url);
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body.contains(r#""route":"GET /held""#),
+        "the longest: {body}"
+    );
+    // With no period, only what runs now counts.
+    let now_only = watch
+        .serve_health(loopback(), HealthCheck::new(LIMIT).period(Duration::ZERO))
+        .expect("a health server");
+    let url = format!("http://{}/health", now_only.local_addr());
+    assert_eq!(probe(&url).0, 200);
 }
 
 #[test]
@@ -94,7 +126,7 @@ fn other_paths_are_404_and_a_watch_that_is_off_serves_no_health() {
     let (status, _, _) = probe(&url.replace("/health", "/stalls"));
     assert_eq!(status, 404);
     let error = Watch::disabled()
-        .serve_health(loopback(), LIMIT)
+        .serve_health(loopback(), HealthCheck::new(LIMIT))
         .expect_err("a watch that is off would always answer 200");
     assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
 }

@@ -17,7 +17,7 @@ use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::environment::Environment;
-use crate::measure::session::{self, Event, Failure, ServerSetup, Step};
+use crate::measure::session::{self, Event, Failure, ServerOptions, ServerSetup, Step};
 use crate::measure::target::Target;
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
@@ -39,14 +39,17 @@ pub mod defaults {
     /// The stall detector's limit, which is the health check's too.
     pub const STALL_MS: u64 = 100;
     /// How long the load's workers send again as each answer comes.
-    pub const WINDOW_MS: u64 = 3000;
-    /// Windows per route; each trial's probes start at another phase of their period.
-    pub const TRIALS: usize = 1;
+    pub const WINDOW_MS: u64 = 2000;
+    /// Windows per route, each with its probes at another point of a sleep: a kubelet's
+    /// probe may land anywhere in a stall, and the health check sees one only once it has
+    /// lasted the limit.
+    pub const TRIALS: usize = 2;
     /// A kubelet's defaults but for the period: `periodSeconds: 1`, `timeoutSeconds: 1`.
     pub const PROBE_EVERY_MS: u64 = 1000;
-    /// The first probe's send, from the load's start: half a sleep in, away from the ends of
-    /// the sleeps (with the period a whole number of sleeps, every probe lands there).
-    pub const FIRST_PROBE_MS: u64 = 250;
+    /// The first window's first probe, from the load's start: half the limit into the first
+    /// sleep (with the period a whole number of sleeps, every probe of a window lands at the
+    /// same point of one); the next window's, half a sleep later.
+    pub const FIRST_PROBE_MS: u64 = 50;
     pub const PROBE_TIMEOUT_MS: u64 = 1000;
     /// The cost at rest: sequential keep-alive requests on each endpoint, after a warm-up.
     pub const REST_REQUESTS: usize = 200;
@@ -104,13 +107,16 @@ pub enum HealthStep {
 
 impl HealthPlan {
     /// How the servers are started: one reactor thread, the stall detector at the limit,
-    /// and the health check on a port the system picks.
+    /// and the health check on a port the system picks, remembering a stall for the probes'
+    /// period.
     pub fn setup(&self) -> ServerSetup {
         ServerSetup {
             sleep_ms: self.sleep_ms,
-            stall_ms: Some(self.stall_ms),
-            blocking_threads: self.blocking_threads,
-            health: true,
+            options: ServerOptions {
+                blocking_threads: self.blocking_threads,
+                stall_ms: Some(self.stall_ms),
+            },
+            health_period_ms: Some(self.probe_every_ms),
             ..ServerSetup::default()
         }
     }
@@ -127,20 +133,21 @@ impl HealthPlan {
         steps
     }
 
-    /// A window and its drain: on `/bad` the last round of requests is served one at a time.
+    /// The wait for the last window's stalls to pass the health check's period, the window
+    /// and its drain: on `/bad` the last round of requests is served one at a time.
     fn window_estimate(&self, route: WorkPath) -> Duration {
         let sleep = Duration::from_millis(self.sleep_ms);
         let drain = match route.route() {
             Route::Bad => sleep * self.concurrency as u32,
             _ => sleep,
         };
-        Duration::from_millis(self.window_ms) + drain
+        Duration::from_millis(self.probe_every_ms + self.window_ms) + drain
     }
 
     /// When trial `trial`'s first probe is sent, from the load's start: the first trial's at
-    /// `first_probe_ms`, the others' phases spread evenly over the probes' period after it.
+    /// `first_probe_ms`, the others' spread evenly over one sleep after it.
     pub fn first_probe(&self, trial: usize) -> Duration {
-        let step = self.probe_every_ms as f64 / self.trials.max(1) as f64;
+        let step = self.sleep_ms as f64 / self.trials.max(1) as f64;
         Duration::from_secs_f64((self.first_probe_ms as f64 + trial as f64 * step) / 1000.0)
     }
 

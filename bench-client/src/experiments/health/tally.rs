@@ -10,11 +10,14 @@ use crate::measure::stats::{counted, grouped, percentile};
 /// The route whose handler holds its reactor thread: a 503 under any other load is false.
 pub const BLOCKING_ROUTE: &str = "/bad";
 
-/// A stack's probes of one endpoint during one route's load, counted.
+/// A stack's probes of one endpoint during one window of a route's load, counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeTally {
     pub stack: String,
     pub route: String,
+    /// The window, from 0: its probes land at one point of a sleep (the plan's `first_probe`).
+    #[serde(default)]
+    pub trial: usize,
     pub endpoint: Probed,
     pub probes: usize,
     pub timed_out: usize,
@@ -24,9 +27,9 @@ pub struct ProbeTally {
     pub unavailable: usize,
     pub named: Vec<(String, usize)>,
     pub ok: usize,
-    /// Per trial, from the load's start to the first failing answer, in ms: a timeout is
-    /// known when the timeout ends, any other failure when it arrives; `None`: none failed.
-    pub first_failing_ms: Vec<Option<f64>>,
+    /// From the load's start to the first failing answer, in ms: a timeout is known when the
+    /// timeout ends, any other failure when it arrives; `None`: none failed.
+    pub first_failing_ms: Option<f64>,
 }
 
 impl ProbeTally {
@@ -50,13 +53,14 @@ pub fn failure_known_ms(check: &Check, timeout_ms: u64) -> Option<f64> {
     }
 }
 
-/// Each (stack, route, endpoint)'s probes, counted, in the order first recorded.
+/// Each (stack, route, window, endpoint)'s probes, counted, in the order first recorded.
 pub fn probes(checks: &[Check], timeout_ms: u64) -> Vec<ProbeTally> {
     let groups = grouped(checks, |check| {
-        (check.stack.as_str(), check.route.as_str(), check.endpoint)
+        let (stack, route) = (check.stack.as_str(), check.route.as_str());
+        (stack, route, check.trial, check.endpoint)
     });
     (groups.into_iter())
-        .map(|((stack, route, endpoint), mine)| {
+        .map(|((stack, route, trial, endpoint), mine)| {
             let count = |matches: fn(&Outcome) -> bool| {
                 mine.iter().filter(|check| matches(&check.outcome)).count()
             };
@@ -66,18 +70,11 @@ pub fn probes(checks: &[Check], timeout_ms: u64) -> Vec<ProbeTally> {
                 }
                 _ => None,
             });
-            let trials = grouped(&mine, |check| check.trial);
-            let first_failing_ms = (trials.into_iter())
-                .map(|(_, checks)| {
-                    let known = checks
-                        .iter()
-                        .filter_map(|c| failure_known_ms(c, timeout_ms));
-                    known.min_by(f64::total_cmp)
-                })
-                .collect();
+            let known = mine.iter().filter_map(|c| failure_known_ms(c, timeout_ms));
             ProbeTally {
                 stack: stack.to_owned(),
                 route: route.to_owned(),
+                trial,
                 endpoint,
                 probes: mine.len(),
                 timed_out: count(|outcome| matches!(outcome, Outcome::TimedOut)),
@@ -85,7 +82,7 @@ pub fn probes(checks: &[Check], timeout_ms: u64) -> Vec<ProbeTally> {
                 unavailable: count(|outcome| matches!(outcome, Outcome::Unavailable { .. })),
                 named: counted(named),
                 ok: count(|outcome| matches!(outcome, Outcome::Ok)),
-                first_failing_ms,
+                first_failing_ms: known.min_by(f64::total_cmp),
             }
         })
         .collect()
@@ -148,7 +145,7 @@ mod tests {
     }
 
     #[test]
-    fn probes_are_counted_per_route_and_endpoint_with_the_first_failing_answer_per_trial() {
+    fn probes_are_counted_per_route_window_and_endpoint_with_the_first_failing_answer() {
         let (ping, health) = (Probed::Ping, Probed::Health);
         let checks = [
             check("/bad", 0, ping, 500.0, Outcome::Ok),
@@ -170,38 +167,38 @@ mod tests {
             ),
         ];
         let tallies = probes(&checks, 1000);
-        let keys: Vec<(&str, Probed)> = (tallies.iter())
-            .map(|t| (t.route.as_str(), t.endpoint))
+        let keys: Vec<(&str, usize, Probed)> = (tallies.iter())
+            .map(|t| (t.route.as_str(), t.trial, t.endpoint))
             .collect();
         assert_eq!(
             keys,
             [
-                ("/bad", ping),
-                ("/bad", health),
-                ("/ok-await", health),
-                ("/ok-await", ping)
+                ("/bad", 0, ping),
+                ("/bad", 0, health),
+                ("/bad", 1, ping),
+                ("/bad", 1, health),
+                ("/ok-await", 0, health),
+                ("/ok-await", 0, ping)
             ]
         );
-        let bad_ping = &tallies[0];
-        let counts = (
-            bad_ping.probes,
-            bad_ping.timed_out,
-            bad_ping.unavailable,
-            bad_ping.ok,
-        );
-        assert_eq!(counts, (3, 2, 0, 1));
-        // Trial 0: timed out when sent at 1500 ms, known at 2500; trial 1: sent at 250.
-        assert_eq!(bad_ping.first_failing_ms, [Some(2500.0), Some(1250.0)]);
-        let bad_health = &tallies[1];
-        let counts = (bad_health.probes, bad_health.unavailable, bad_health.ok);
-        assert_eq!(counts, (4, 3, 1));
-        let named = [("GET /bad".to_owned(), 2), ("GET /other".to_owned(), 1)];
-        assert_eq!(bad_health.named, named);
-        assert_eq!(bad_health.first_failing_ms, [Some(502.0), Some(1252.0)]);
-        assert_eq!(bad_health.false_unavailable(), 0);
-        assert_eq!(tallies[2].false_unavailable(), 1);
-        assert_eq!((tallies[3].failed, tallies[3].false_unavailable()), (1, 0));
-        assert_eq!(tallies[3].first_failing_ms, [Some(502.0)]);
+        let counts = |t: &ProbeTally| (t.probes, t.timed_out, t.unavailable, t.ok);
+        // Window 0: the ping answered at 500 ms, then timed out when sent at 1500 ms, known
+        // at 2500; window 1: timed out when sent at 250, known at 1250.
+        assert_eq!(counts(&tallies[0]), (2, 1, 0, 1));
+        assert_eq!(tallies[0].first_failing_ms, Some(2500.0));
+        assert_eq!(counts(&tallies[2]), (1, 1, 0, 0));
+        assert_eq!(tallies[2].first_failing_ms, Some(1250.0));
+        // /health: a 503 at 500 + 2 ms in window 0; in window 1 a 200, then a 503 at 1252.
+        assert_eq!(counts(&tallies[1]), (2, 0, 2, 0));
+        assert_eq!(tallies[1].named, [("GET /bad".to_owned(), 2)]);
+        assert_eq!(tallies[1].first_failing_ms, Some(502.0));
+        assert_eq!(counts(&tallies[3]), (2, 0, 1, 1));
+        assert_eq!(tallies[3].named, [("GET /other".to_owned(), 1)]);
+        assert_eq!(tallies[3].first_failing_ms, Some(1252.0));
+        assert_eq!(tallies[1].false_unavailable(), 0);
+        assert_eq!(tallies[4].false_unavailable(), 1);
+        assert_eq!((tallies[5].failed, tallies[5].false_unavailable()), (1, 0));
+        assert_eq!(tallies[5].first_failing_ms, Some(502.0));
     }
 
     #[test]

@@ -29,8 +29,8 @@ pub use switches::{switches_in, thread_switches};
 use crate::measure::environment::Environment;
 use crate::measure::probe::{ProbeRecords, closed, open};
 use crate::measure::session::{
-    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions, ServerSetup,
-    Step,
+    self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions,
+    ServerSetup, Step,
 };
 use crate::measure::stats::{OpenLoopStats, PingStats};
 use crate::measure::target::Target;
