@@ -336,9 +336,14 @@ pub struct HealthArgs {
     #[arg(long, default_value_t = health::defaults::WINDOW_MS, value_parser = clap::value_parser!(u64).range(100..=60_000))]
     pub window_ms: u64,
 
-    /// Windows per route, each with its probes at another phase of their period
+    /// Windows per route, each with its probes at another point of a sleep
     #[arg(long, default_value_t = health::defaults::TRIALS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=20))]
     pub trials: usize,
+
+    /// How long the servers' health check fails after a stall ends (their
+    /// --health-period-ms); 0: only while a poll is past the limit
+    #[arg(long, value_name = "MS", default_value_t = health::defaults::PROBE_EVERY_MS, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub health_period_ms: u64,
 
     /// Sequential requests to each endpoint at rest (after a warm-up of a tenth as many)
     #[arg(long, default_value_t = health::defaults::REST_REQUESTS, value_parser = RangedU64ValueParser::<usize>::new().range(1..=100_000))]
@@ -360,6 +365,7 @@ impl HealthArgs {
             blocking_threads: self.spawn.blocking_threads,
             window_ms: self.window_ms,
             trials: self.trials,
+            health_period_ms: self.health_period_ms,
             rest_requests: self.rest_requests,
             rest_warm_up: self.rest_requests.div_ceil(10),
             ..HealthPlan::default()

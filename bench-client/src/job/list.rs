@@ -8,7 +8,7 @@ use super::{Experiment, README, Run};
 use crate::stamps;
 
 /// The main job, in order.
-pub const MAIN_JOB: [Experiment; 24] = [
+pub const MAIN_JOB: [Experiment; 25] = [
     Experiment {
         name: "the comparison (results/, README.md's block)",
         run: Run::Command(&["--readme", README]),
@@ -172,6 +172,20 @@ pub const MAIN_JOB: [Experiment; 24] = [
     Experiment {
         name: "the health check under a block (results/health/)",
         run: Run::Command(&["health", "--out", "results/health"]),
+    },
+    Experiment {
+        name: "the health check without its period (results/health/no-period/)",
+        run: Run::Command(&[
+            "health",
+            "--routes",
+            "/bad",
+            "--trials",
+            "1",
+            "--health-period-ms",
+            "0",
+            "--out",
+            "results/health/no-period",
+        ]),
     },
     Experiment {
         name: "the detector on (results/detector-on/)",

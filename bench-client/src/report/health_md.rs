@@ -38,9 +38,9 @@ fn parameters(report: &HealthReport) -> String {
     format!(
         "\n## Parameters\n\n\
          - each server started once, with one reactor thread, `--stall-ms {stall}`, \
-         `--health-port 0` and `--health-period-ms {every}`: reactor-watch's health check on a \
-         thread of its own, 503 while a poll holds its thread past {stall} ms and for the \
-         probes' period ({every} ms) after one did\n\
+         `--health-port 0` and `--health-period-ms {period}`: reactor-watch's health check on \
+         a thread of its own, 503 while a poll holds its thread past {stall} ms and for \
+         {period} ms after one did\n\
          - the load, per route ({routes}): {n} workers, each on a keep-alive connection, send \
          the route with `?ms={sleep}` at once and again as each answer comes, for {window} ms; \
          then their last requests are answered\n\
@@ -60,6 +60,7 @@ fn parameters(report: &HealthReport) -> String {
         sleep = plan.sleep_ms,
         window = plan.window_ms,
         every = plan.probe_every_ms,
+        period = plan.health_period_ms,
         timeout = plan.probe_timeout_ms,
         trials = plan.trials,
         phases = phases.join(", "),

@@ -75,6 +75,11 @@ pub struct HealthPlan {
     pub probe_timeout_ms: u64,
     /// The first trial's first probe, in ms from the load's start.
     pub first_probe_ms: u64,
+    /// How long the health check fails after a stall ends (the servers'
+    /// `--health-period-ms`): the probes' period by default; 0 answers from the polls
+    /// running when a probe comes alone (as every record before this field did).
+    #[serde(default)]
+    pub health_period_ms: u64,
     pub rest_requests: usize,
     pub rest_warm_up: usize,
 }
@@ -92,6 +97,7 @@ impl Default for HealthPlan {
             probe_every_ms: defaults::PROBE_EVERY_MS,
             probe_timeout_ms: defaults::PROBE_TIMEOUT_MS,
             first_probe_ms: defaults::FIRST_PROBE_MS,
+            health_period_ms: defaults::PROBE_EVERY_MS,
             rest_requests: defaults::REST_REQUESTS,
             rest_warm_up: defaults::REST_WARM_UP,
         }
@@ -116,7 +122,7 @@ impl HealthPlan {
                 blocking_threads: self.blocking_threads,
                 stall_ms: Some(self.stall_ms),
             },
-            health_period_ms: Some(self.probe_every_ms),
+            health_period_ms: Some(self.health_period_ms),
             ..ServerSetup::default()
         }
     }
@@ -141,7 +147,7 @@ impl HealthPlan {
             Route::Bad => sleep * self.concurrency as u32,
             _ => sleep,
         };
-        Duration::from_millis(self.probe_every_ms + self.window_ms) + drain
+        Duration::from_millis(self.health_period_ms + self.window_ms) + drain
     }
 
     /// When trial `trial`'s first probe is sent, from the load's start: the first trial's at

@@ -121,7 +121,7 @@ pub async fn window(
     // The health check fails for its period after a stall ends (the server's
     // `--health-period-ms`): a window starts once the last one's stalls are past it, so that
     // its answers are its own load's.
-    tokio::time::sleep(Duration::from_millis(plan.probe_every_ms)).await;
+    tokio::time::sleep(Duration::from_millis(plan.health_period_ms)).await;
     let start = Instant::now();
     let path = format!("{}?ms={}", route.path(), plan.sleep_ms);
     let until = start + Duration::from_millis(plan.window_ms);
