@@ -148,7 +148,8 @@ fn the_smol_example_reports_its_blocking_route() {
     reports_the_blocking_route_only("smol");
 }
 
-/// The axum example's health check: 503 naming `/bad` while it blocks, 200 at rest.
+/// The axum example's health check: 503 naming `/bad` while it blocks and for its period (1 s)
+/// after, 200 at rest and once the period has passed.
 #[test]
 fn the_axum_example_health_check_names_the_blocking_route() {
     let example = start("axum");
@@ -171,5 +172,9 @@ fn the_axum_example_health_check_names_the_blocking_route() {
     assert_eq!(status, 503, "{body}");
     assert!(body.contains(r#""route":"GET /bad""#), "{body}");
     assert_eq!(bad.join().expect("the /bad request"), 200);
-    assert_eq!(probe(&agent).0, 200, "after /bad");
+    let (status, body) = probe(&agent);
+    assert_eq!(status, 503, "just after /bad: {body}");
+    assert!(body.contains(r#""ended_ms_ago":"#), "{body}");
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(probe(&agent).0, 200, "a period after /bad");
 }
