@@ -56,23 +56,21 @@ fn stale(root: &Path, experiment: &'static Experiment) -> Option<Stale> {
     let (name, out) = experiment.results();
     let now = current_stamp(name);
     let files = results_files(root, &out);
-    let mut recorded: Vec<(PathBuf, Option<String>)> = files
-        .iter()
-        .map(|file| {
-            (
-                file.clone(),
-                recorded_field(file, "code_stamp", "code stamp"),
-            )
-        })
-        .filter(|(_, stamp)| stamp.as_deref() != Some(now))
+    // Each file read and parsed once: some records are megabytes of JSON.
+    let records: Vec<Record> = files.iter().map(|file| Record::read(file)).collect();
+    let mut recorded: Vec<(PathBuf, Option<String>)> = (files.iter().zip(&records))
+        .filter(|(_, record)| record.stamp.as_deref() != Some(now))
+        .map(|(file, record)| (file.clone(), record.stamp.clone()))
         .collect();
-    let command_was = recorded_command(&files).filter(|was| *was != experiment.command_line());
+    // A script's results record no command line, and are stamped by their script alone.
+    let command_was = (records.iter().find_map(|record| record.command.clone()))
+        .filter(|was| *was != experiment.command_line());
     if files.is_empty() {
         recorded.push((root.join(&out), None));
     } else if recorded.is_empty() && command_was.is_none() {
         return None;
     }
-    let commit = (files.iter()).find_map(|file| recorded_field(file, "git_commit", "git commit"));
+    let commit = records.into_iter().find_map(|record| record.commit);
     let changed = commit.map_or_else(Vec::new, |commit| changed_since(root, &commit, name));
     Some(Stale {
         experiment,
@@ -80,16 +78,6 @@ fn stale(root: &Path, experiment: &'static Experiment) -> Option<Stale> {
         recorded,
         changed,
         command_was,
-    })
-}
-
-/// The command line the first of `files` that records one (a JSON `command`) was run with:
-/// a script's results record none, and are stamped by their script alone.
-fn recorded_command(files: &[PathBuf]) -> Option<String> {
-    files.iter().find_map(|file| {
-        let text = std::fs::read_to_string(file).ok()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        Some(json["command"].as_str()?.to_owned())
     })
 }
 
@@ -128,14 +116,59 @@ pub fn is_results_file(path: &Path) -> bool {
 /// A field of the environment a results file records: `json_key` of its JSON
 /// `environment`, or its Markdown line `- markdown_label: `value``.
 pub fn recorded_field(path: &Path, json_key: &str, markdown_label: &str) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    if path.extension()? == "json" {
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        return Some(json["environment"][json_key].as_str()?.to_owned());
+    Parsed::read(path)?.field(json_key, markdown_label)
+}
+
+/// What a results file records of the run that wrote it.
+struct Record {
+    stamp: Option<String>,
+    commit: Option<String>,
+    /// The command line, which only a JSON record holds.
+    command: Option<String>,
+}
+
+impl Record {
+    fn read(path: &Path) -> Record {
+        let parsed = Parsed::read(path);
+        let field = |json_key, markdown_label| parsed.as_ref()?.field(json_key, markdown_label);
+        let command = match &parsed {
+            Some(Parsed::Json(json)) => json["command"].as_str().map(str::to_owned),
+            _ => None,
+        };
+        Record {
+            stamp: field("code_stamp", "code stamp"),
+            commit: field("git_commit", "git commit"),
+            command,
+        }
     }
-    let prefix = format!("- {markdown_label}: `");
-    let line = text.lines().find_map(|line| line.strip_prefix(&prefix))?;
-    Some(line.split('`').next()?.to_owned())
+}
+
+/// A results file, read: its JSON, or its Markdown text.
+enum Parsed {
+    Json(serde_json::Value),
+    Markdown(String),
+}
+
+impl Parsed {
+    fn read(path: &Path) -> Option<Parsed> {
+        let text = std::fs::read_to_string(path).ok()?;
+        match path.extension()? == "json" {
+            true => serde_json::from_str(&text).ok().map(Parsed::Json),
+            false => Some(Parsed::Markdown(text)),
+        }
+    }
+
+    /// `json_key` of the JSON's `environment`, or the Markdown line `- markdown_label: `value``.
+    fn field(&self, json_key: &str, markdown_label: &str) -> Option<String> {
+        match self {
+            Parsed::Json(json) => Some(json["environment"][json_key].as_str()?.to_owned()),
+            Parsed::Markdown(text) => {
+                let prefix = format!("- {markdown_label}: `");
+                let line = text.lines().find_map(|line| line.strip_prefix(&prefix))?;
+                Some(line.split('`').next()?.to_owned())
+            }
+        }
+    }
 }
 
 /// The files `stamps` covers for the experiment `name` that differ between `commit` and
