@@ -278,26 +278,16 @@ mod tests {
 
     #[test]
     fn each_figure_gets_the_unit_of_its_median() {
-        assert_eq!(
-            format_estimate(estimate(0.312, 0.31, 0.315)),
-            "0.31 ns (0.31–0.32)"
-        );
-        assert_eq!(
-            format_estimate(estimate(812.4, 790.0, 1020.0)),
-            "812 ns (790–1020)"
-        );
-        assert_eq!(
-            format_estimate(estimate(10_283.0, 10_150.0, 10_420.0)),
-            "10.3 µs (10.2–10.4)"
-        );
-        assert_eq!(
-            format_estimate(estimate(1_061_000.0, 1_058_000.0, 1_064_500.0)),
-            "1.06 ms (1.06–1.06)"
-        );
-        assert_eq!(
-            format_estimate(estimate(2.5e9, 2.4e9, 2.6e9)),
-            "2.50 s (2.40–2.60)"
-        );
+        let cases = [
+            (0.312, 0.31, 0.315, "0.31 ns (0.31–0.32)"),
+            (812.4, 790.0, 1020.0, "812 ns (790–1020)"),
+            (10_283.0, 10_150.0, 10_420.0, "10.3 µs (10.2–10.4)"),
+            (1_061_000.0, 1_058_000.0, 1_064_500.0, "1.06 ms (1.06–1.06)"),
+            (2.5e9, 2.4e9, 2.6e9, "2.50 s (2.40–2.60)"),
+        ];
+        for (point, lower, upper, expected) in cases {
+            assert_eq!(format_estimate(estimate(point, lower, upper)), expected);
+        }
     }
 
     fn rows() -> Vec<Row> {
