@@ -9,21 +9,21 @@ use crate::stamps;
 
 /// The main job, in order.
 pub const MAIN_JOB: [Experiment; 25] = [
-    Experiment {
-        name: "the comparison (results/, README.md's block)",
-        run: Run::Command(&["--readme", README]),
-    },
-    Experiment {
-        name: "connect before (results/connect-before/)",
-        run: Run::Command(&["--connect", "before", "--out", "results/connect-before"]),
-    },
-    Experiment {
-        name: "the health check's race (results/race/)",
-        run: Run::Command(&["race", "--servers", "all", "--out", "results/race"]),
-    },
-    Experiment {
-        name: "the race at 500 ms (results/race-500ms/)",
-        run: Run::Command(&[
+    command(
+        "the comparison (results/, README.md's block)",
+        &["--readme", README],
+    ),
+    command(
+        "connect before (results/connect-before/)",
+        &["--connect", "before", "--out", "results/connect-before"],
+    ),
+    command(
+        "the health check's race (results/race/)",
+        &["race", "--servers", "all", "--out", "results/race"],
+    ),
+    command(
+        "the race at 500 ms (results/race-500ms/)",
+        &[
             "race",
             "--servers",
             "all",
@@ -38,32 +38,32 @@ pub const MAIN_JOB: [Experiment; 25] = [
             "--no-flips",
             "--out",
             "results/race-500ms",
-        ]),
-    },
-    Experiment {
-        name: "catching it, side by side (results/detectors/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "catching it, side by side (results/detectors/)",
+        &[
             "detectors",
             "--servers",
             "all",
             "--out",
             "results/detectors",
-        ]),
-    },
-    Experiment {
-        name: "the thread matrix (results/threads/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "the thread matrix (results/threads/)",
+        &[
             "--threads",
             "1,2,4",
             "--sleep-ms",
             SHORT_SLEEP_MS,
             "--out",
             "results/threads",
-        ]),
-    },
-    Experiment {
-        name: "the race per core, 2 threads (results/per-core/threads-2/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "the race per core, 2 threads (results/per-core/threads-2/)",
+        &[
             "race",
             "--threads",
             "2",
@@ -73,11 +73,11 @@ pub const MAIN_JOB: [Experiment; 25] = [
             "0",
             "--out",
             "results/per-core/threads-2",
-        ]),
-    },
-    Experiment {
-        name: "the race per core, 4 threads (results/per-core/threads-4/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "the race per core, 4 threads (results/per-core/threads-4/)",
+        &[
             "race",
             "--threads",
             "4",
@@ -87,11 +87,11 @@ pub const MAIN_JOB: [Experiment; 25] = [
             "0",
             "--out",
             "results/per-core/threads-4",
-        ]),
-    },
-    Experiment {
-        name: "CPU-bound work (results/cpu/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "CPU-bound work (results/cpu/)",
+        &[
             "--routes",
             "/bad-cpu,/ok-cpu-blocking,/ok-cpu-yield,/ok-cpu-pool",
             "--threads",
@@ -100,11 +100,11 @@ pub const MAIN_JOB: [Experiment; 25] = [
             SHORT_SLEEP_MS,
             "--out",
             "results/cpu",
-        ]),
-    },
-    Experiment {
-        name: "the hidden blockers (results/hidden/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "the hidden blockers (results/hidden/)",
+        &[
             "--routes",
             "/bad-http,/ok-http-blocking,/ok-http-await,/bad-db,/ok-db-blocking,/ok-db-await,\
              /bad-file,/ok-file-blocking,/ok-file-await",
@@ -112,26 +112,26 @@ pub const MAIN_JOB: [Experiment; 25] = [
             SHORT_SLEEP_MS,
             "--out",
             "results/hidden",
-        ]),
-    },
-    Experiment {
-        name: "the hidden blockers, the file not cached (results/hidden-cold/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "the hidden blockers, the file not cached (results/hidden-cold/)",
+        &[
             "--routes",
             "/bad-file,/ok-file-blocking,/ok-file-await",
             "--file-cache",
             "cold",
             "--out",
             "results/hidden-cold",
-        ]),
-    },
-    Experiment {
-        name: "the sweep (results/sweep/)",
-        run: Run::Command(&["sweep", "--out", "results/sweep"]),
-    },
-    Experiment {
-        name: "500 ms at scale (results/scale-500ms/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "the sweep (results/sweep/)",
+        &["sweep", "--out", "results/sweep"],
+    ),
+    command(
+        "500 ms at scale (results/scale-500ms/)",
+        &[
             "sweep",
             "--routes",
             "/ok-blocking,/ok-await",
@@ -141,11 +141,11 @@ pub const MAIN_JOB: [Experiment; 25] = [
             "500",
             "--out",
             "results/scale-500ms",
-        ]),
-    },
-    Experiment {
-        name: "the pool staircase (results/staircase/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "the pool staircase (results/staircase/)",
+        &[
             "sweep",
             "--servers",
             "all",
@@ -159,23 +159,23 @@ pub const MAIN_JOB: [Experiment; 25] = [
             "10,20,40,41,80,81,120,160,200",
             "--out",
             "results/staircase",
-        ]),
-    },
-    Experiment {
-        name: "at rest (results/rest/)",
-        run: Run::Command(&["rest", "--out", "results/rest"]),
-    },
-    Experiment {
-        name: "where io_uring differs (results/uring/)",
-        run: Run::Command(&["uring", "--out", "results/uring"]),
-    },
-    Experiment {
-        name: "the health check under a block (results/health/)",
-        run: Run::Command(&["health", "--out", "results/health"]),
-    },
-    Experiment {
-        name: "the health check without its period (results/health/no-period/)",
-        run: Run::Command(&[
+        ],
+    ),
+    command(
+        "at rest (results/rest/)",
+        &["rest", "--out", "results/rest"],
+    ),
+    command(
+        "where io_uring differs (results/uring/)",
+        &["uring", "--out", "results/uring"],
+    ),
+    command(
+        "the health check under a block (results/health/)",
+        &["health", "--out", "results/health"],
+    ),
+    command(
+        "the health check without its period (results/health/no-period/)",
+        &[
             "health",
             "--routes",
             "/bad",
@@ -185,24 +185,18 @@ pub const MAIN_JOB: [Experiment; 25] = [
             "0",
             "--out",
             "results/health/no-period",
-        ]),
-    },
-    Experiment {
-        name: "the detector on (results/detector-on/)",
-        run: Run::Command(&DETECTOR_ON),
-    },
-    Experiment {
-        name: "the detector off (results/detector-off/)",
-        run: Run::Command(&DETECTOR_OFF),
-    },
-    Experiment {
-        name: "the detector on, N = 1,000 (results/detector-on/n1000/)",
-        run: Run::Command(&DETECTOR_ON_AT_SCALE),
-    },
-    Experiment {
-        name: "the detector off, N = 1,000 (results/detector-off/n1000/)",
-        run: Run::Command(&DETECTOR_OFF_AT_SCALE),
-    },
+        ],
+    ),
+    command("the detector on (results/detector-on/)", &DETECTOR_ON),
+    command("the detector off (results/detector-off/)", &DETECTOR_OFF),
+    command(
+        "the detector on, N = 1,000 (results/detector-on/n1000/)",
+        &DETECTOR_ON_AT_SCALE,
+    ),
+    command(
+        "the detector off, N = 1,000 (results/detector-off/n1000/)",
+        &DETECTOR_OFF_AT_SCALE,
+    ),
     Experiment {
         name: "the offload's price (results/offload-cost.md)",
         run: Run::Script {
@@ -248,6 +242,14 @@ const DETECTOR_ON: [&str; 8] = detector("100", "results/detector-on");
 const DETECTOR_OFF: [&str; 8] = detector("0", "results/detector-off");
 const DETECTOR_ON_AT_SCALE: [&str; 11] = detector_at_scale("100", "results/detector-on/n1000");
 const DETECTOR_OFF_AT_SCALE: [&str; 11] = detector_at_scale("0", "results/detector-off/n1000");
+
+/// An experiment that is a command line of the bench client's own.
+const fn command(name: &'static str, args: &'static [&'static str]) -> Experiment {
+    Experiment {
+        name,
+        run: Run::Command(args),
+    }
+}
 
 /// The stall detector's cost: `/ok-await` on every server at `--stall-ms MS`.
 const fn detector(stall_ms: &'static str, out: &'static str) -> [&'static str; 8] {
