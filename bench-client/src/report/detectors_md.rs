@@ -3,25 +3,26 @@
 
 use std::fmt::Write as _;
 
-use super::sections::{failures, heading};
+use super::sections::document;
 use super::text::{cell, whole};
 use crate::experiments::detectors::{BASELINE, CostRound, DETECTORS, DetectorsReport, Verdict};
 use crate::measure::stats::spread;
 
 /// `DETECTORS.md`.
 pub fn detectors_markdown(report: &DetectorsReport) -> String {
-    let mut out = heading(
+    document(
         "Catching it, side by side",
         &report.command,
         &report.environment,
-    );
-    out.push_str(&parameters(report));
-    out.push_str(&table(report));
-    out.push_str(&costs(report));
-    out.push_str(&samples(&report.verdicts));
-    out.push_str(&about());
-    out.push_str(&failures(&report.failures, false));
-    out
+        &[
+            parameters(report),
+            table(report),
+            costs(report),
+            samples(&report.verdicts),
+            about(),
+        ],
+        &report.failures,
+    )
 }
 
 fn parameters(report: &DetectorsReport) -> String {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::sections::{failures, heading};
+use super::sections::document;
 use super::text::{cell, latency};
 use crate::experiments::health::{HealthReport, ProbeTally, Probed, RestTally, Window, tally};
 
@@ -15,18 +15,19 @@ pub const AT_REST: &str = "What each endpoint costs at rest";
 
 /// `HEALTH.md`.
 pub fn health_markdown(report: &HealthReport) -> String {
-    let mut out = heading(
+    document(
         "The health check under a block",
         &report.command,
         &report.environment,
-    );
-    out.push_str(&parameters(report));
-    out.push_str(&probes_table(report));
-    out.push_str(&load_table(&report.windows));
-    out.push_str(&false_unavailable(&report.probes));
-    out.push_str(&rest_table(&report.rest_tallies, report.plan.rest_requests));
-    out.push_str(&failures(&report.failures, false));
-    out
+        &[
+            parameters(report),
+            probes_table(report),
+            load_table(&report.windows),
+            false_unavailable(&report.probes),
+            rest_table(&report.rest_tallies, report.plan.rest_requests),
+        ],
+        &report.failures,
+    )
 }
 
 fn parameters(report: &HealthReport) -> String {

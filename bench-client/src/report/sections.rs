@@ -16,6 +16,23 @@ pub fn heading(title: &str, command: &str, environment: &Environment) -> String 
     )
 }
 
+/// A whole document: its heading, its sections in order, then the list of what failed (without
+/// each failure's reactor threads).
+pub fn document(
+    title: &str,
+    command: &str,
+    environment: &Environment,
+    sections: &[String],
+    failed: &[Failure],
+) -> String {
+    let mut out = heading(title, command, environment);
+    for section in sections {
+        out.push_str(section);
+    }
+    out.push_str(&failures(failed, false));
+    out
+}
+
 /// The "Failures" section, or nothing; `with_threads` names the reactor threads of each.
 pub fn failures(failures: &[Failure], with_threads: bool) -> String {
     if failures.is_empty() {

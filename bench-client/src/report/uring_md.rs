@@ -5,24 +5,23 @@
 use std::fmt::Write as _;
 
 use super::race_md::spread;
-use super::sections::{failures, heading};
+use super::sections::document;
 use crate::experiments::uring::{HeldTally, OrderTally, UringReport};
 
 /// `URING.md`.
 pub fn uring_markdown(report: &UringReport) -> String {
-    let mut out = heading(
+    document(
         "Where io_uring differs: held answers and the order of service",
         &report.command,
         &report.environment,
-    );
-    out.push_str(&parameters(report));
-    out.push_str(&settings(report));
-    out.push_str(&held_table(&report.held, report.plan.concurrency));
-    if !report.order.is_empty() {
-        out.push_str(&order_table(&report.order));
-    }
-    out.push_str(&failures(&report.failures, false));
-    out
+        &[
+            parameters(report),
+            settings(report),
+            held_table(&report.held, report.plan.concurrency),
+            order_table(&report.order),
+        ],
+        &report.failures,
+    )
 }
 
 fn parameters(report: &UringReport) -> String {
@@ -91,7 +90,11 @@ fn held_table(tallies: &[HeldTally], n: usize) -> String {
     out
 }
 
+/// The order of service, or nothing where no trial measured it.
 fn order_table(tallies: &[OrderTally]) -> String {
+    if tallies.is_empty() {
+        return String::new();
+    }
     let mut out = String::from(
         "\n## Order of service\n\nA `/ping` written on its open connection, the lead before \
          the burst: did its handler start before every `/bad` one (the server's record), and \
