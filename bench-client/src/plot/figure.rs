@@ -129,10 +129,10 @@ impl Figure<'_> {
                 .light_line_style(TRANSPARENT)
                 .draw()?;
             for line in &self.lines {
-                draw_line(&mut chart, line)?;
+                chart.draw_line(line)?;
             }
             for mark in &self.marks {
-                draw_mark(&root, &chart, mark)?;
+                chart.draw_mark(&root, mark)?;
             }
             if !self.has_data {
                 draw_no_data_note(chart.plotting_area())?;
@@ -178,72 +178,76 @@ fn title_size(title: &str) -> u32 {
     fits.clamp(12, TITLE_SIZE)
 }
 
-/// Draws one line and registers its legend entry.
-fn draw_line<'a, DB, X, Y>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    line: &Line,
-) -> Result<(), PlotError>
-where
-    DB: DrawingBackend + 'a,
-    DB::ErrorType: 'static,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    let label = line.legend_label();
-    let points = line.points.iter().copied();
-    match line.kind {
-        LineKind::Data { colour, dots } => {
-            let style = colour.stroke_width(2);
-            if dots {
-                let dot = |p| Circle::new(p, DOT_RADIUS, colour.filled());
-                chart.draw_series(points.clone().map(dot))?;
-            }
-            chart
-                .draw_series(LineSeries::new(points, style))?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
-        }
-        LineKind::Reference => {
-            let style = REFERENCE_COLOUR.stroke_width(2);
-            chart
-                .draw_series(DashedLineSeries::new(points, 8, 6, style))?
-                .label(label)
-                .legend(move |(x, y)| DashedPathElement::new([(x, y), (x + 20, y)], 5, 3, style));
-        }
-    }
-    Ok(())
+/// What a figure draws on its chart, whatever its axes: the bounds drawing needs, written once.
+trait DrawOnChart<DB: DrawingBackend> {
+    /// Draws one line and registers its legend entry.
+    fn draw_line(&mut self, line: &Line) -> Result<(), PlotError>;
+
+    /// A mark's line, dark and dashed across the plot and up into the band above it, where its
+    /// label ends at the line.
+    fn draw_mark(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+        mark: &Mark,
+    ) -> Result<(), PlotError>;
 }
 
-/// A mark's line, dark and dashed across the plot and up into the band above it, where its
-/// label ends at the line.
-fn draw_mark<'a, DB, X, Y>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-    chart: &ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    mark: &Mark,
-) -> Result<(), PlotError>
+impl<'a, DB, X, Y> DrawOnChart<DB> for ChartContext<'a, DB, Cartesian2d<X, Y>>
 where
     DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    let y = chart.y_range();
-    let (x, top) = chart.backend_coord(&(mark.x, y.end));
-    let (_, bottom) = chart.backend_coord(&(mark.x, y.start));
-    let style = MARK_COLOUR.stroke_width(2);
-    let band_top = top - MARK_BAND as i32;
-    root.draw(&DashedPathElement::new(
-        [(x, band_top), (x, bottom)],
-        6,
-        4,
-        style,
-    ))?;
-    let label = TextStyle::from((FONT, TICK_LABEL_SIZE).into_font())
-        .color(&MARK_COLOUR)
-        .pos(Pos::new(HPos::Right, VPos::Center));
-    let at = (x - 6, band_top + MARK_BAND as i32 / 2);
-    root.draw(&Text::new(mark.label.clone(), at, label))?;
-    Ok(())
+    fn draw_line(&mut self, line: &Line) -> Result<(), PlotError> {
+        let label = line.legend_label();
+        let points = line.points.iter().copied();
+        match line.kind {
+            LineKind::Data { colour, dots } => {
+                let style = colour.stroke_width(2);
+                if dots {
+                    let dot = |p| Circle::new(p, DOT_RADIUS, colour.filled());
+                    self.draw_series(points.clone().map(dot))?;
+                }
+                self.draw_series(LineSeries::new(points, style))?
+                    .label(label)
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+            }
+            LineKind::Reference => {
+                let style = REFERENCE_COLOUR.stroke_width(2);
+                self.draw_series(DashedLineSeries::new(points, 8, 6, style))?
+                    .label(label)
+                    .legend(move |(x, y)| {
+                        DashedPathElement::new([(x, y), (x + 20, y)], 5, 3, style)
+                    });
+            }
+        }
+        Ok(())
+    }
+
+    fn draw_mark(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+        mark: &Mark,
+    ) -> Result<(), PlotError> {
+        let y = self.y_range();
+        let (x, top) = self.backend_coord(&(mark.x, y.end));
+        let (_, bottom) = self.backend_coord(&(mark.x, y.start));
+        let style = MARK_COLOUR.stroke_width(2);
+        let band_top = top - MARK_BAND as i32;
+        root.draw(&DashedPathElement::new(
+            [(x, band_top), (x, bottom)],
+            6,
+            4,
+            style,
+        ))?;
+        let label = TextStyle::from((FONT, TICK_LABEL_SIZE).into_font())
+            .color(&MARK_COLOUR)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        let at = (x - 6, band_top + MARK_BAND as i32 / 2);
+        root.draw(&Text::new(mark.label.clone(), at, label))?;
+        Ok(())
+    }
 }
 
 /// Writes "no data to plot" in the middle of the plotting area.
