@@ -11,9 +11,7 @@ use crate::measure::http::{Connection, Endpoint};
 
 /// Starts pinging `endpoint` every `every` (after each answer), until stopped.
 pub fn start(endpoint: Endpoint, every: Duration) -> ProbeTask {
-    ProbeTask::spawn("closed-loop pinger", move |stopped| {
-        ping_until_stopped(endpoint, every, stopped)
-    })
+    ProbeTask::spawn("closed-loop pinger", endpoint, every, ping_until_stopped)
 }
 
 async fn ping_until_stopped(

@@ -148,13 +148,19 @@ pub struct ProbeTask {
 }
 
 impl ProbeTask {
-    /// Spawns `probe`, which runs until the receiver it is given says stop.
-    fn spawn<F>(what: &'static str, probe: impl FnOnce(watch::Receiver<bool>) -> F) -> ProbeTask
+    /// Spawns `probe` against `endpoint` with its `plan` (when to ping); it runs until the
+    /// receiver it is given says stop.
+    fn spawn<P, F>(
+        what: &'static str,
+        endpoint: Endpoint,
+        plan: P,
+        probe: impl FnOnce(Endpoint, P, watch::Receiver<bool>) -> F,
+    ) -> ProbeTask
     where
         F: Future<Output = ProbeRecord> + Send + 'static,
     {
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(probe(stopped));
+        let task = tokio::spawn(probe(endpoint, plan, stopped));
         ProbeTask { what, stop, task }
     }
 

@@ -87,9 +87,7 @@ impl Schedule {
 /// Starts sending a ping to `endpoint` on `schedule` until stopped; stopping waits for the
 /// pings still in flight.
 pub fn start(endpoint: Endpoint, schedule: Schedule) -> ProbeTask {
-    ProbeTask::spawn("open-loop probe", move |stopped| {
-        run_schedule(endpoint, schedule, stopped)
-    })
+    ProbeTask::spawn("open-loop probe", endpoint, schedule, run_schedule)
 }
 
 async fn run_schedule(
