@@ -2,18 +2,14 @@
 //! first request is written. A stub server counts its accepts and notes the count when the
 //! first request arrives.
 
-use std::convert::Infallible;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bench_client::measure::burst::{self, Connect};
 use bench_client::measure::http::Endpoint;
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 
 /// Connections accepted so far, and how many there were when the first request came.
 #[derive(Debug, Default)]
@@ -25,38 +21,26 @@ struct Accepts {
 /// A server on loopback that counts accepts, takes a millisecond over each, and answers every
 /// request at once.
 async fn counting_stub(accepts: Arc<Accepts>) -> Endpoint {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            accepts.total.fetch_add(1, Ordering::SeqCst);
+    common::loopback_stub(move |stream| {
+        accepts.total.fetch_add(1, Ordering::SeqCst);
+        let accepts = accepts.clone();
+        async move {
             // A slow accept loop: requests written right after connecting would reach it
             // before it has accepted every connection.
             tokio::time::sleep(Duration::from_millis(1)).await;
-            let accepts = accepts.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |_: Request<hyper::body::Incoming>| {
-                    let seen = accepts.total.load(Ordering::SeqCst);
-                    let _ = accepts.at_first_request.compare_exchange(
-                        0,
-                        seen,
-                        Ordering::SeqCst,
-                        Ordering::SeqCst,
-                    );
-                    async {
-                        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{}"))))
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+            common::answer_each(stream, move || {
+                let seen = accepts.total.load(Ordering::SeqCst);
+                let _ = accepts.at_first_request.compare_exchange(
+                    0,
+                    seen,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                );
+                std::future::ready(())
             });
         }
-    });
-    Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap()
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

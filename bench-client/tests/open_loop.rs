@@ -1,42 +1,24 @@
 //! The open-loop probe keeps its schedule when answers are slow, where the closed loop falls
 //! behind: both against a stub server that takes 200 ms for every request.
 
-use std::convert::Infallible;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use bench_client::experiments::comparison::defaults::PING_EVERY_MS;
 use bench_client::measure::http::Endpoint;
 use bench_client::measure::probe::{closed, open};
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 
 const SLOW: Duration = Duration::from_millis(200);
 
 /// A server on loopback that answers every request after `answer_after`, on as many
 /// connections as it is given; it stops with the test's runtime.
 async fn stub(answer_after: Duration) -> Endpoint {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            tokio::spawn(async move {
-                let service = service_fn(move |_: Request<hyper::body::Incoming>| async move {
-                    tokio::time::sleep(answer_after).await;
-                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{}"))))
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap()
+    common::loopback_stub(move |stream| {
+        common::answer_each(stream, move || tokio::time::sleep(answer_after));
+        std::future::ready(())
+    })
+    .await
 }
 
 /// How many pings `schedule` has due within `elapsed`: one at its offset, then one a period.

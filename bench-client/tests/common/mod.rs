@@ -1,12 +1,21 @@
 //! Helpers shared by the bench client's integration tests that run the real binaries.
 #![allow(dead_code)] // each test binary uses its own subset
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use bench_client::measure::http::Endpoint;
 use bench_client::measure::target;
 use bench_client::report::Report;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::Response;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
 
 /// The bench-client binary under test.
 pub fn bench_client() -> Command {
@@ -124,4 +133,47 @@ impl Drop for Running {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A stub server on loopback, for the tests that need one of their own rather than a demo
+/// server; it stops with the test's runtime. Each connection it accepts goes to `accept`,
+/// awaited before the next accept (so a slow `accept` is a slow accept loop), which serves it
+/// with [`answer_each`] or not.
+pub async fn loopback_stub<A, F>(mut accept: A) -> Endpoint
+where
+    A: FnMut(TcpStream) -> F + Send + 'static,
+    F: Future<Output = ()> + Send,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            accept(stream).await;
+        }
+    });
+    Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap()
+}
+
+/// Serves HTTP/1 on `stream`, in a task of its own: each request is answered `{}` once the
+/// future `before_answer` makes for it is done.
+pub fn answer_each<B, F>(stream: TcpStream, before_answer: B)
+where
+    B: Fn() -> F + Send + 'static,
+    F: Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let service = service_fn(move |_: hyper::Request<hyper::body::Incoming>| {
+            let waited = before_answer();
+            async move {
+                waited.await;
+                Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{}"))))
+            }
+        });
+        let _ = hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(stream), service)
+            .await;
+    });
 }
