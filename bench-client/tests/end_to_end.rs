@@ -4,36 +4,39 @@
 
 mod common;
 
+use std::path::Path;
+
 use bench_client::measure::stats::Verdict;
 use bench_client::measure::target::{SERVERS, ServerProcess};
 use common::{read_report, real_server, temp_dir};
 
-/// Runs the client to its end, once every server it may spawn is built.
-fn bench_client<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> std::process::Output {
+/// Runs the client to its end with `args` and `--out dir`, once every server it may spawn is
+/// built, and checks that it succeeded.
+fn bench_client_into<S: AsRef<std::ffi::OsStr>>(args: &[S], dir: &Path) -> std::process::Output {
     for server in SERVERS {
         real_server(server);
     }
-    common::bench_client()
+    let out = common::bench_client()
         .args(args)
+        .arg("--out")
+        .arg(dir)
         .output()
-        .expect("bench-client runs")
+        .expect("bench-client runs");
+    assert!(
+        out.status.success(),
+        "bench-client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 #[test]
 fn the_default_comparison_shows_bad_serialised_on_every_stack() {
     let dir = temp_dir("all");
-    let out = bench_client(&[
-        "--sleep-ms",
-        "100",
-        "-n",
-        "5",
-        "--ping-every-ms",
-        "20",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "bench-client failed: {stderr}");
+    let out = bench_client_into(
+        &["--sleep-ms", "100", "-n", "5", "--ping-every-ms", "20"],
+        &dir,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("=== /bad (5 concurrent, sleep=0.1s each) ==="),
@@ -117,7 +120,7 @@ async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
         .expect("the server starts");
     let url = format!("external={}", server.endpoint());
     let dir = temp_dir("url");
-    let args: Vec<String> = [
+    let args = [
         "--url",
         &url,
         "--routes",
@@ -126,21 +129,13 @@ async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
         "4",
         "--sleep-ms",
         "50",
-        "--out",
     ]
-    .iter()
-    .map(|arg| arg.to_string())
-    .chain([dir.display().to_string()])
-    .collect();
+    .map(str::to_owned);
+    let out_dir = dir.to_path_buf();
     // The client is a process of its own; wait for it off this test's runtime.
-    let out = tokio::task::spawn_blocking(move || bench_client(&args))
+    tokio::task::spawn_blocking(move || bench_client_into(&args, &out_dir))
         .await
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let report = read_report(&dir);
     assert_eq!(report.cases.len(), 2);
     let bad = &report.cases[0];
@@ -162,21 +157,17 @@ async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
 #[test]
 fn the_sweep_writes_a_table_and_a_well_formed_plot_per_route() {
     let dir = temp_dir("sweep");
-    let out = bench_client(&[
-        "sweep",
-        "--servers",
-        "demo-hyper-tokio",
-        "-n",
-        "1,10",
-        "--sleep-ms",
-        "10",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    bench_client_into(
+        &[
+            "sweep",
+            "--servers",
+            "demo-hyper-tokio",
+            "-n",
+            "1,10",
+            "--sleep-ms",
+            "10",
+        ],
+        &dir,
     );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
@@ -203,24 +194,20 @@ fn the_sweep_writes_a_table_and_a_well_formed_plot_per_route() {
 #[test]
 fn connecting_before_the_burst_tells_the_same_story_and_reads_the_kernel() {
     let dir = temp_dir("before");
-    let out = bench_client(&[
-        "--servers",
-        "demo-axum",
-        "--connect",
-        "before",
-        "--sleep-ms",
-        "100",
-        "-n",
-        "5",
-        "--routes",
-        "/bad,/ok-await",
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    bench_client_into(
+        &[
+            "--servers",
+            "demo-axum",
+            "--connect",
+            "before",
+            "--sleep-ms",
+            "100",
+            "-n",
+            "5",
+            "--routes",
+            "/bad,/ok-await",
+        ],
+        &dir,
     );
     let report = read_report(&dir);
     assert_eq!(
