@@ -134,15 +134,7 @@ where
     Args: FromRequest + 'static,
     F::Output: Responder + 'static,
 {
-    route
-        .paths()
-        .iter()
-        .map(|&path| {
-            web::resource(path)
-                .route(web::get().to(handler.clone()))
-                .default_service(web::to(unmatched))
-        })
-        .collect()
+    get_resources!(route, handler)
 }
 
 /// For `App::wrap_fn`: times every poll of the rest of the request, handler included, under

@@ -231,15 +231,7 @@ where
     Args: FromRequest<DefaultError> + 'static,
     Args::Error: Into<web::Error>,
 {
-    route
-        .paths()
-        .iter()
-        .map(|&path| {
-            web::resource(path)
-                .route(web::get().to(handler.clone()))
-                .default_service(web::to(unmatched))
-        })
-        .collect()
+    get_resources!(route, handler)
 }
 
 /// Builds the app on every worker (`routes`, the demo's state, the worker's
