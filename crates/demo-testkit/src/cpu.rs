@@ -2,12 +2,13 @@
 //! takes at least 0.8 × N × work; a `/ping` into the burst waits at least half a unit of work
 //! behind a held reactor, and less than the rest of the first unit beside a free one.
 
+use std::fmt::Debug;
 use std::sync::PoisonError;
 use std::time::Duration;
 
 use bench_client::measure::http::Reply;
 use demo_contract::variant::EVENT_INTERVAL_VARIANTS;
-use demo_contract::{CpuWork, Route};
+use demo_contract::{CpuWork, IoWork, Route, Work};
 
 use crate::harness::*;
 
@@ -116,28 +117,59 @@ pub(crate) fn assert_ping_not_held(path: &str, ping: Duration, unit: Duration) {
     );
 }
 
+/// A body that says where its handler's work ran: the CPU routes' and the hidden blockers'.
+pub(crate) trait Ran: Debug {
+    fn work(&self) -> &Work;
+}
+
+impl Ran for CpuWork {
+    fn work(&self) -> &Work {
+        &self.work
+    }
+}
+
+impl Ran for IoWork {
+    fn work(&self) -> &Work {
+        &self.work
+    }
+}
+
+/// A burst of [`CPU_N`] requests of `path` served one after another on the reactor: it lasted
+/// at least `floor` (`floor_is` says what that is), every handler ran on the reactor, and the
+/// `/ping` sent [`CPU_PING_AFTER`] into the first unit of work (`unit` long) waited at least
+/// half of one, the rest of that unit.
+pub(crate) fn assert_serialised_on_reactor(
+    path: &str,
+    (wall, floor, floor_is): (Duration, Duration, &str),
+    work: &[impl Ran],
+    ping: Duration,
+    unit: Duration,
+) {
+    assert!(
+        wall >= floor,
+        "{path} took {}, less than {floor_is}",
+        in_ms(wall)
+    );
+    assert!(
+        work.iter().all(|body| body.work().on_reactor),
+        "{path} ran off the reactor: {work:?}"
+    );
+    assert!(
+        ping >= unit / 2,
+        "/ping during {path} took only {} (one unit of work: {})",
+        in_ms(ping),
+        in_ms(unit)
+    );
+}
+
 pub fn bad_cpu_serialises_on_the_reactor(binary: &str) {
     let path = Route::BadCpu.path();
     let burst = cpu_burst(binary, path);
     let floor = CPU_WORK.mul_f64(0.8 * CPU_N as f64);
-    assert!(
-        burst.wall >= floor,
-        "{path} took {}, less than 0.8 × {CPU_N} × {}",
-        in_ms(burst.wall),
-        in_ms(CPU_WORK)
-    );
-    assert!(
-        burst.work.iter().all(|body| body.work.on_reactor),
-        "{path} computed off the reactor: {:?}",
-        burst.work
-    );
+    let floor_is = format!("0.8 × {CPU_N} × {}", in_ms(CPU_WORK));
+    let wall = (burst.wall, floor, floor_is.as_str());
+    assert_serialised_on_reactor(path, wall, &burst.work, burst.ping, CPU_WORK);
     assert_eq!(cpu_threads(&burst.work).len(), 1, "{:?}", burst.work);
-    // Sent into the first unit of work, the ping waits at least for the rest of it.
-    assert!(
-        burst.ping >= CPU_WORK / 2,
-        "/ping during {path} took only {}",
-        in_ms(burst.ping)
-    );
 }
 
 pub fn ok_cpu_blocking_leaves_the_reactor_free(binary: &str) {

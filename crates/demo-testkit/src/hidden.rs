@@ -126,23 +126,9 @@ pub(crate) fn hidden_blocker_shapes(
     let serial = Duration::from_secs_f64(calls.iter().sum::<f64>() / 1e3);
     let median = bench_client::measure::stats::spread(calls).map_or(0.0, |[_, median, _]| median);
     let unit = Duration::from_secs_f64(median / 1e3);
-    assert!(
-        bad.wall >= serial.mul_f64(0.8),
-        "{bad_path} took {}, less than 0.8 × {} (its {CPU_N} calls together)",
-        in_ms(bad.wall),
-        in_ms(serial)
-    );
-    assert!(
-        bad.work.iter().all(|body| body.work.on_reactor),
-        "{:?}",
-        bad.work
-    );
-    assert!(
-        bad.ping >= unit / 2,
-        "/ping during {bad_path} took only {} (one call: {})",
-        in_ms(bad.ping),
-        in_ms(unit)
-    );
+    let floor_is = format!("0.8 × {} (its {CPU_N} calls together)", in_ms(serial));
+    let wall = (bad.wall, serial.mul_f64(0.8), floor_is.as_str());
+    assert_serialised_on_reactor(bad_path, wall, &bad.work, bad.ping, unit);
     let label = format!("GET {bad_path}");
     assert!(
         bad.stalls.slow_polls > 0 && bad.stalls.routes.contains(&label),
