@@ -52,24 +52,10 @@ pub use route::Route;
 pub use sleep::{MAX_SLEEP_MS, Sleep, parse_sleep};
 pub use watch::{RequestWatch, health_line};
 
-/// The resources for a route, answering GET with a handler: one per path, each answering other
-/// methods with the calling module's `unmatched`. actix-web and ntex spell this alike, in
-/// types of their own (`web` is the caller's), so it is written once here.
+// `get_resources!`, for the two stacks that spell routing alike.
 #[cfg(any(feature = "actix", feature = "ntex"))]
-macro_rules! get_resources {
-    ($route:expr, $handler:expr) => {
-        $route
-            .paths()
-            .iter()
-            .map(|&path| {
-                web::resource(path)
-                    .route(web::get().to($handler.clone()))
-                    .default_service(web::to(unmatched))
-            })
-            .collect()
-    };
-}
-
+#[macro_use]
+mod get_resources;
 #[cfg(feature = "actix")]
 pub mod for_actix;
 #[cfg(feature = "async-io")]
