@@ -182,6 +182,15 @@ impl Route {
         )
     }
 
+    /// Whether its work holds the reactor thread (the `/bad…` routes): on one reactor
+    /// thread, N requests of it run one after another.
+    pub const fn holds_the_reactor(self) -> bool {
+        matches!(
+            self,
+            Route::Bad | Route::BadCpu | Route::BadHttp | Route::BadDb | Route::BadFile
+        )
+    }
+
     /// The route served at `path`, aliases included.
     pub fn from_path(path: &str) -> Option<Route> {
         Route::ALL

@@ -59,15 +59,22 @@ pub struct RequestWatch {
     health: Option<SocketAddr>,
 }
 
+/// Where the health check is served and how long it fails after a stall ends
+/// (`--health-port`, `--health-period-ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealthOn {
+    pub port: u16,
+    pub period: Duration,
+}
+
 impl RequestWatch {
     /// Starts the detector with a threshold of `stall_ms` (0: off, no watchdog thread) and
-    /// makes the labels; with `health` (a port and a period in ms), starts the health check
-    /// too ([`RequestWatch::health`]). Reports go to stderr.
-    pub fn start(stall_ms: u64, health: Option<(u16, u64)>) -> io::Result<RequestWatch> {
+    /// makes the labels; with `health`, starts the health check too
+    /// ([`RequestWatch::health`]). Reports go to stderr.
+    pub fn start(stall_ms: u64, health: Option<HealthOn>) -> io::Result<RequestWatch> {
         let mut watch =
             RequestWatch::with(Watch::start(Config::new(Duration::from_millis(stall_ms))));
-        if let Some((port, period_ms)) = health {
-            let period = Duration::from_millis(period_ms);
+        if let Some(HealthOn { port, period }) = health {
             watch.health = Some(watch.serve_health(port, period)?);
         }
         Ok(watch)

@@ -142,8 +142,10 @@
 //! tonic); actix-web and ntex need no feature (one `wrap_fn` or middleware calling
 //! [`Watch::wrap`]: the crate's README and examples show each). Feature `health` adds
 //! `Watch::serve_health`: `GET /health` served by a thread of its own, 503 with the route and
-//! how long its thread has been held while a wrapped poll is past a limit ([`Watch::running`]
-//! gives the same facts to your own endpoint).
+//! how long its thread has been held while a wrapped poll is past a limit, and for a period
+//! after one was (`HealthCheck::period`, 10 s by default: a probe that comes every period
+//! cannot miss a stall that began and ended between two of its visits). [`Watch::running`]
+//! and [`Watch::ended_stalls`] give the same facts to your own endpoint.
 //!
 //! # Serving the counters
 //!

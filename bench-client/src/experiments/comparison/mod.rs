@@ -148,11 +148,10 @@ impl Step for CaseStep<'_> {
     fn estimate(&self, threads: usize) -> Duration {
         let (n, ms) = (self.plan.concurrency, self.plan.sleep_ms);
         let ideals = ideals(self.route, n, ms, threads);
-        let burst_ms = match self.route.route() {
-            Route::Bad | Route::BadCpu | Route::BadHttp | Route::BadDb | Route::BadFile => {
-                ideals.serialised_ms
-            }
-            _ => ideals.best_ms,
+        let burst_ms = if self.route.route().holds_the_reactor() {
+            ideals.serialised_ms
+        } else {
+            ideals.best_ms
         };
         HEAD_START + Duration::from_secs_f64(burst_ms / 1000.0)
     }

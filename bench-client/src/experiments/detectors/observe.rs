@@ -78,11 +78,12 @@ pub(super) async fn observe(
     let lines =
         (running.server.as_ref()).map_or_else(Vec::new, |server| server.stderr().since(start));
     let detector = run.detector;
+    let here = here();
     let reports = (lines.into_iter())
         .filter(|(_, text)| detector != BASELINE && text.contains(detector.marker))
         .map(|(at, text)| ReportLine {
             at_ms: crate::measure::units::millis(at),
-            text,
+            text: relative_paths(&text, &here),
         })
         .collect();
     Observation {
@@ -97,6 +98,23 @@ pub(super) async fn observe(
         errors: measured.errors,
         ping_p50_ms: measured.ping_p50_ms,
         reports,
+    }
+}
+
+/// The folder the client runs in (the repository's root, in the main job), with a
+/// trailing `/`; empty if unknown.
+fn here() -> String {
+    std::env::current_dir().map_or_else(|_| String::new(), |dir| format!("{}/", dir.display()))
+}
+
+/// `text` with each path under `here` written relative to it: a detector quotes its own
+/// source files (asyncio's debug mode names the coroutine's file), and a record names no
+/// machine's folders.
+fn relative_paths(text: &str, here: &str) -> String {
+    if here.len() > 1 {
+        text.replace(here, "")
+    } else {
+        text.to_owned()
     }
 }
 
@@ -132,5 +150,25 @@ async fn cost(running: &Running, plan: &DetectorsPlan) -> Measured {
         failed: case.err + ping_failed,
         errors: case.errors,
         ping_p50_ms: ping.and_then(|ping| ping.p50_ms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_paths;
+
+    #[test]
+    fn a_quoted_path_under_the_root_is_written_relative_to_it() {
+        let line = "Executing <Task coro=<run() defined at /srv/repo/reference/fastapi/.venv/x.py:4>> \
+                    took 0.201 seconds";
+        assert_eq!(
+            relative_paths(line, "/srv/repo/"),
+            "Executing <Task coro=<run() defined at reference/fastapi/.venv/x.py:4>> took 0.201 seconds"
+        );
+        assert_eq!(
+            relative_paths("/elsewhere/x.py", "/srv/repo/"),
+            "/elsewhere/x.py"
+        );
+        assert_eq!(relative_paths("/srv/repo/x.py", ""), "/srv/repo/x.py");
     }
 }

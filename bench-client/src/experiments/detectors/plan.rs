@@ -95,9 +95,10 @@ impl PhaseStep {
     /// One reactor thread: the blocking routes serialise, the others overlap.
     pub(super) fn expected(&self) -> Duration {
         let one = Duration::from_millis(self.ms);
-        match self.route {
-            Route::Bad | Route::BadCpu => one * self.n as u32,
-            _ => one,
+        if self.route.holds_the_reactor() {
+            one * self.n as u32
+        } else {
+            one
         }
     }
 }

@@ -143,9 +143,10 @@ impl HealthPlan {
     /// and its drain: on `/bad` the last round of requests is served one at a time.
     fn window_estimate(&self, route: WorkPath) -> Duration {
         let sleep = Duration::from_millis(self.sleep_ms);
-        let drain = match route.route() {
-            Route::Bad => sleep * self.concurrency as u32,
-            _ => sleep,
+        let drain = if route.route().holds_the_reactor() {
+            sleep * self.concurrency as u32
+        } else {
+            sleep
         };
         Duration::from_millis(self.health_period_ms + self.window_ms) + drain
     }
