@@ -82,6 +82,16 @@ pub fn watch_with(threshold_ms: u64, sink: impl Fn(&Report) + Send + Sync + 'sta
     Watch::start(Config::new(Duration::from_millis(threshold_ms)).on_report(sink))
 }
 
+/// `ms` milliseconds.
+pub fn ms(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+/// How long a slow poll holds the thread in these tests, at a threshold of 50 ms: the
+/// watchdog (every 25 ms) must report it while it runs, exactly once, and a window of
+/// 250 ms leaves it room to be late on a busy machine (a window of 70 ms did not).
+pub const STALL: Duration = Duration::from_millis(300);
+
 /// Keeps this thread on the CPU for `wall` of wall time.
 pub fn burn(wall: Duration) {
     let start = Instant::now();
