@@ -1,7 +1,7 @@
 //! The event record behind `GET /events` (`--events`): accepts and handlers in the order
 //! of the clock, drained by each call, and nothing without the flag.
 
-use bench_client::measure::http::Connection;
+use bench_client::measure::http::{Connection, Endpoint};
 use demo_contract::{Event, EventsBody, What};
 use hyper::Method;
 
@@ -62,96 +62,120 @@ pub fn events_record_accepts_and_handlers_in_order_and_drain(binary: &str) {
         let mut watcher = Connection::open(endpoint).await.expect("a connection");
         let mut first = Connection::open(endpoint).await.expect("a connection");
         let mut second = Connection::open(endpoint).await.expect("a connection");
-        for (on_first, path) in [
-            (true, "/bad?ms=10"),
-            (true, "/ok-await?ms=10"),
-            (false, "/ok-def?ms=10"),
-        ] {
-            let connection = if on_first { &mut first } else { &mut second };
-            let reply = connection.send(Method::GET, path).await.expect("an answer");
-            assert_json(&reply, 200, path);
-        }
-        assert!(!first.is_closed(), "the first connection was kept alive");
+        serve_two_on_one_connection_and_one_on_another(&mut first, &mut second).await;
 
         let body = events(&mut watcher).await;
-        assert!(body.recording, "{body:?}");
-        assert_eq!(
-            events_of(&body, first.local_port()),
-            [
-                (What::Accepted, None),
-                (What::Started, Some("/bad")),
-                (What::Ended, Some("/bad")),
-                (What::Started, Some("/ok-await")),
-                (What::Ended, Some("/ok-await")),
-            ],
-            "{body:?}"
-        );
-        assert_eq!(
-            events_of(&body, second.local_port()),
-            [
-                (What::Accepted, None),
-                (What::Started, Some("/ok-def")),
-                (What::Ended, Some("/ok-def")),
-            ],
-            "{body:?}"
-        );
-        assert_eq!(
-            events_of(&body, watcher.local_port()),
-            [(What::Accepted, None)],
-            "/events itself is not recorded: {body:?}"
-        );
-        assert_eq!(body.events.len(), 9, "nothing else: {body:?}");
-        assert!(
-            body.events.is_sorted_by_key(|event| event.at_us),
-            "not in the order of the clock: {body:?}"
-        );
-        let at = |peer: u16, what: What, route: &str| -> u64 {
-            body.events
-                .iter()
-                .find(|event| {
-                    event.peer == peer
-                        && event.what == what
-                        && event.route.as_deref() == Some(route)
-                })
-                .map(|event: &Event| event.at_us)
-                .expect("the event")
-        };
-        let slept = at(first.local_port(), What::Ended, "/bad")
-            - at(first.local_port(), What::Started, "/bad");
-        assert!(slept >= 9_000, "/bad?ms=10 ran for {slept} µs: {body:?}");
-
-        let again = events(&mut watcher).await;
-        assert_eq!(
-            again,
-            EventsBody {
-                recording: true,
-                events: Vec::new()
-            },
-            "the first call drained the record"
-        );
-        // A new connection is recorded after the drain, and only it.
-        let mut late = Connection::open(endpoint).await.expect("a connection");
-        assert_eq!(
-            late.send(Method::GET, "/ping").await.expect("/ping").status,
-            200
-        );
-        let body = events(&mut watcher).await;
-        let seen: Vec<(u16, What, Option<&str>)> = body
-            .events
-            .iter()
-            .map(|event| (event.peer, event.what, event.route.as_deref()))
-            .collect();
-        let late = late.local_port();
-        assert_eq!(
-            seen,
-            [
-                (late, What::Accepted, None),
-                (late, What::Started, Some("/ping")),
-                (late, What::Ended, Some("/ping")),
-            ],
-            "{body:?}"
-        );
+        let (first, second) = (first.local_port(), second.local_port());
+        check_each_connection_in_order(&body, first, second, watcher.local_port());
+        check_the_bad_handler_slept(&body, first);
+        check_a_call_drains_the_record(&mut watcher, endpoint).await;
     });
+}
+
+/// `/bad` then `/ok-await` on `first`, kept alive between them, and `/ok-def` on `second`:
+/// each a 200 in JSON.
+async fn serve_two_on_one_connection_and_one_on_another(
+    first: &mut Connection,
+    second: &mut Connection,
+) {
+    for (on_first, path) in [
+        (true, "/bad?ms=10"),
+        (true, "/ok-await?ms=10"),
+        (false, "/ok-def?ms=10"),
+    ] {
+        let connection = if on_first { &mut *first } else { &mut *second };
+        let reply = connection.send(Method::GET, path).await.expect("an answer");
+        assert_json(&reply, 200, path);
+    }
+    assert!(!first.is_closed(), "the first connection was kept alive");
+}
+
+/// In `body`: on each connection its `accepted`, then its handlers' `started` and `ended` in
+/// the order requested; on the `watcher`'s, only its `accepted`; nothing else, in the order of
+/// the clock.
+fn check_each_connection_in_order(body: &EventsBody, first: u16, second: u16, watcher: u16) {
+    assert!(body.recording, "{body:?}");
+    assert_eq!(
+        events_of(body, first),
+        [
+            (What::Accepted, None),
+            (What::Started, Some("/bad")),
+            (What::Ended, Some("/bad")),
+            (What::Started, Some("/ok-await")),
+            (What::Ended, Some("/ok-await")),
+        ],
+        "{body:?}"
+    );
+    assert_eq!(
+        events_of(body, second),
+        [
+            (What::Accepted, None),
+            (What::Started, Some("/ok-def")),
+            (What::Ended, Some("/ok-def")),
+        ],
+        "{body:?}"
+    );
+    assert_eq!(
+        events_of(body, watcher),
+        [(What::Accepted, None)],
+        "/events itself is not recorded: {body:?}"
+    );
+    assert_eq!(body.events.len(), 9, "nothing else: {body:?}");
+    assert!(
+        body.events.is_sorted_by_key(|event| event.at_us),
+        "not in the order of the clock: {body:?}"
+    );
+}
+
+/// In `body`: `/bad?ms=10` on `first` ended at least its 10 ms sleep after it started.
+fn check_the_bad_handler_slept(body: &EventsBody, first: u16) {
+    let at = |peer: u16, what: What, route: &str| -> u64 {
+        body.events
+            .iter()
+            .find(|event| {
+                event.peer == peer && event.what == what && event.route.as_deref() == Some(route)
+            })
+            .map(|event: &Event| event.at_us)
+            .expect("the event")
+    };
+    let slept = at(first, What::Ended, "/bad") - at(first, What::Started, "/bad");
+    assert!(slept >= 9_000, "/bad?ms=10 ran for {slept} µs: {body:?}");
+}
+
+/// A second `GET /events` on `watcher` finds the record empty, and the next one records a
+/// connection opened after the drain, and only it.
+async fn check_a_call_drains_the_record(watcher: &mut Connection, endpoint: &Endpoint) {
+    let again = events(watcher).await;
+    assert_eq!(
+        again,
+        EventsBody {
+            recording: true,
+            events: Vec::new()
+        },
+        "the first call drained the record"
+    );
+    // A new connection is recorded after the drain, and only it.
+    let mut late = Connection::open(endpoint).await.expect("a connection");
+    assert_eq!(
+        late.send(Method::GET, "/ping").await.expect("/ping").status,
+        200
+    );
+    let body = events(watcher).await;
+    let seen: Vec<(u16, What, Option<&str>)> = body
+        .events
+        .iter()
+        .map(|event| (event.peer, event.what, event.route.as_deref()))
+        .collect();
+    let late = late.local_port();
+    assert_eq!(
+        seen,
+        [
+            (late, What::Accepted, None),
+            (late, What::Started, Some("/ping")),
+            (late, What::Ended, Some("/ping")),
+        ],
+        "{body:?}"
+    );
 }
 
 /// Without `--events`, `/events` answers that nothing is recorded, whatever was served.
