@@ -21,7 +21,7 @@ use crate::measure::work::WorkPath;
 pub const REACH_WITHIN: Duration = Duration::from_secs(3);
 
 /// The pause after each step, so that one step's connections are closed before the next.
-pub const PAUSE: Duration = Duration::from_millis(50);
+pub const PAUSE: Duration = Duration::from_millis(20);
 
 /// Why a target, or one of its steps, could not be measured.
 #[derive(Debug, thiserror::Error)]

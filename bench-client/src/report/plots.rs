@@ -293,7 +293,7 @@ mod tests {
         assert!(sweep_series(&sweep, WorkPath::WORK[2]).is_empty());
         let markdown = super::super::sweep_md::sweep_markdown(&sweep);
         assert!(
-            markdown.contains("| a | 20 | 200 | - | - | skipped |"),
+            markdown.contains("| a | 20 | 200 | - | skipped | skipped |"),
             "{markdown}"
         );
         assert_eq!(

@@ -33,9 +33,10 @@ pub mod defaults {
     use crate::measure::work::WorkPath;
 
     pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
-    /// The comparison's burst: 10 requests at once, each sleeping 500 ms.
+    /// The comparison's ten requests at once, each sleeping half its 500 ms: still over the
+    /// limit, and ten of them still queue a ping past its one-second timeout.
     pub const CONCURRENCY: usize = 10;
-    pub const SLEEP_MS: u64 = 500;
+    pub const SLEEP_MS: u64 = 250;
     /// The stall detector's limit, which is the health check's too.
     pub const STALL_MS: u64 = 100;
     /// How long the load's workers send again as each answer comes.

@@ -40,9 +40,9 @@ pub mod defaults {
     /// Trials per setting and lead: ten, as every setting's outcome so far was the same in
     /// nearly every trial, and the settings and leads make most of the trials.
     pub const TRIALS: usize = 10;
-    /// Five times the detectors' stall threshold; half a sleep (the grouping of answers) is
-    /// still 25 ms, far over the gaps between answers written together.
-    pub const SLEEP_MS: u64 = 50;
+    /// The race's sleep; half a sleep (the grouping of answers) is still 12.5 ms, far over
+    /// the gaps between answers written together.
+    pub const SLEEP_MS: u64 = crate::experiments::race::defaults::SLEEP_MS;
     pub const CONCURRENCY: usize = 10;
     /// How long the ping leads the burst, in ms: from none to a lead long past the server's
     /// turn around its loop (1 ms).
