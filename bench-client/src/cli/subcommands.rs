@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use clap::builder::RangedU64ValueParser;
 
 use super::{ServerArgs, concurrency, sleep_ms, threads};
-use crate::experiments::comparison;
 use crate::experiments::detectors::{self, DetectorsPlan};
 use crate::experiments::health::{self, HealthPlan};
 use crate::experiments::race::arrival::{self, ArrivalPlan, Point};
@@ -84,7 +83,7 @@ impl RaceArgs {
             threads: self.threads,
             sleep_ms: self.sleep_ms,
             concurrency: self.concurrency,
-            ping_every_ms: comparison::defaults::PING_EVERY_MS,
+            ping_every_ms: race::ping_every_ms(self.sleep_ms),
             connects: self.connect.clone(),
             arrival: ArrivalPlan {
                 trials: self.arrival_trials,

@@ -33,8 +33,8 @@ pub const CONNECTS_IN_FLIGHT: usize = 128;
 
 /// How many connections [`Connect::Before`] opens before it checks the server's accept queue,
 /// and how many it lets wait there before the next wave: far below `net.core.somaxconn`, so
-/// the queue never overflows however slowly the server accepts, and few enough waves that
-/// reading `/proc/net/tcp` (slow with thousands of sockets) between them stays cheap.
+/// the queue never overflows however slowly the server accepts, and few waves, each with
+/// its look at the queue.
 pub const CONNECT_WAVE: usize = 1024;
 
 /// How long the server may take to accept the connections of a [`Connect::Before`] burst.

@@ -1,42 +1,112 @@
-//! What the kernel knows about our connections, read from `/proc` (Linux; elsewhere these
-//! read as "not available"): whether a listener has accepted every connection made to it,
-//! and the TCP counters that say whether connections were dropped or retransmitted, so that
-//! no figure set by the kernel's queues is taken for the server's.
+//! What the kernel knows about our connections (Linux; elsewhere these read as "not
+//! available"): whether a listener has accepted every connection made to it, asked of the
+//! kernel's `sock_diag` netlink interface, and the TCP counters in `/proc` that say whether
+//! connections were dropped or retransmitted, so that no figure set by the kernel's queues is
+//! taken for the server's.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use netlink_packet_core::{
+    NLM_F_DUMP, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage, NetlinkPayload,
+};
+use netlink_packet_sock_diag::SockDiagMessage;
+use netlink_packet_sock_diag::constants::{
+    AF_INET, AF_INET6, IPPROTO_TCP, TCP_ESTABLISHED, TCP_LISTEN,
+};
+use netlink_packet_sock_diag::inet::{
+    ExtensionFlags, InetRequest, InetResponse, SocketId, StateFlags,
+};
+use netlink_sys::protocols::NETLINK_SOCK_DIAG;
+use netlink_sys::{Socket, SocketAddr};
 use serde::{Deserialize, Serialize};
 
-/// How many connections wait in the accept queue of the listener on `port` (loopback or
-/// any address), from `/proc/net/tcp` and `tcp6`: for a listening socket the kernel shows
-/// that queue's length as `rx_queue`. `None` if no such listener is visible.
-pub fn accept_queue(port: u16) -> Option<u64> {
-    // IPv4 first: the servers listen on 127.0.0.1 by default, and tcp6 is read only if needed.
-    ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .find_map(|path| listen_queue_in(&std::fs::read_to_string(path).ok()?, port))
+/// The server's side of a local port: what its listeners hold and whom it is connected to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PortState {
+    /// Connections waiting to be accepted, over every listener on the port (with
+    /// `SO_REUSEPORT`, compio has one per thread): a listener's receive queue.
+    pub accept_queue: u32,
+    /// The client ports of the established connections to the port, accepted or not: a
+    /// connection is established on the server's side once its kernel has taken the
+    /// handshake's last ACK.
+    pub established_peers: HashSet<u16>,
 }
 
-/// [`accept_queue`] of one `/proc/net/tcp` text.
-pub fn listen_queue_in(table: &str, port: u16) -> Option<u64> {
-    const LISTEN: &str = "0A";
-    table.lines().skip(1).find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let (local, state, queues) = (fields.get(1)?, fields.get(3)?, fields.get(4)?);
-        let local_port = u16::from_str_radix(local.rsplit(':').next()?, 16).ok()?;
-        if local_port != port || *state != LISTEN {
-            return None;
+/// The [`PortState`] of local `port`, IPv4 and IPv6, or `None` where `sock_diag` cannot be
+/// asked or no listener on `port` is visible. `sock_diag` is asked for the listening and
+/// established sockets alone: `/proc/net/tcp` lists every socket, the thousands in
+/// `TIME_WAIT` that a long run leaves behind included, and took tens of milliseconds a read.
+pub fn port_state(port: u16) -> Option<PortState> {
+    let mut socket = Socket::new(NETLINK_SOCK_DIAG).ok()?;
+    socket.bind_auto().ok()?;
+    socket.connect(&SocketAddr::new(0, 0)).ok()?;
+    let mut state = PortState::default();
+    let mut listening = false;
+    for family in [AF_INET, AF_INET6] {
+        for response in tcp_sockets(&socket, family)? {
+            let id = &response.header.socket_id;
+            match response.header.state {
+                _ if id.source_port != port => {}
+                TCP_LISTEN => {
+                    listening = true;
+                    state.accept_queue += response.header.recv_queue;
+                }
+                TCP_ESTABLISHED => {
+                    state.established_peers.insert(id.destination_port);
+                }
+                _ => {}
+            }
         }
-        u64::from_str_radix(queues.split(':').nth(1)?, 16).ok()
-    })
+    }
+    listening.then_some(state)
 }
 
-/// Waits until the listener on `port` has fewer than `limit` connections waiting to be
+/// Every listening and established TCP socket of `family`: one `sock_diag` dump.
+fn tcp_sockets(socket: &Socket, family: u8) -> Option<Vec<InetResponse>> {
+    let mut header = NetlinkHeader::default();
+    header.flags = NLM_F_REQUEST | NLM_F_DUMP;
+    let socket_id = match family {
+        AF_INET => SocketId::new_v4(),
+        _ => SocketId::new_v6(),
+    };
+    let request = SockDiagMessage::InetRequest(InetRequest {
+        family,
+        protocol: IPPROTO_TCP,
+        extensions: ExtensionFlags::empty(),
+        states: StateFlags::LISTEN | StateFlags::ESTABLISHED,
+        socket_id,
+    });
+    let mut message = NetlinkMessage::new(header, request.into());
+    message.finalize();
+    let mut bytes = vec![0; message.buffer_len()];
+    message.serialize(&mut bytes);
+    socket.send(&bytes, 0).ok()?;
+    let mut sockets = Vec::new();
+    loop {
+        let (datagram, _) = socket.recv_from_full().ok()?;
+        let mut rest = &datagram[..];
+        while !rest.is_empty() {
+            let message = NetlinkMessage::<SockDiagMessage>::deserialize(rest).ok()?;
+            match message.payload {
+                NetlinkPayload::InnerMessage(SockDiagMessage::InetResponse(response)) => {
+                    sockets.push(*response);
+                }
+                NetlinkPayload::Done(_) => return Some(sockets),
+                NetlinkPayload::Error(_) => return None,
+                _ => {}
+            }
+            let length = message.header.length as usize;
+            rest = rest.get(length.max(1)..)?;
+        }
+    }
+}
+
+/// Waits until the listeners on `port` have fewer than `limit` connections waiting to be
 /// accepted, or `within` has passed, or there is no way to tell.
 pub async fn wait_until_queue_below(port: u16, limit: usize, within: Duration) {
     let deadline = Instant::now() + within;
-    while accept_queue(port).is_some_and(|queued| queued >= limit as u64) {
+    while port_state(port).is_some_and(|state| state.accept_queue as usize >= limit) {
         if Instant::now() >= deadline {
             return;
         }
@@ -44,43 +114,17 @@ pub async fn wait_until_queue_below(port: u16, limit: usize, within: Duration) {
     }
 }
 
-/// The client ports of the established connections to local `port` that the server's side
-/// of `/proc/net/tcp` (and `tcp6`) lists: a connection appears there once the server's
-/// kernel has taken the handshake's last ACK, before or after the server accepts it.
-pub fn established_peers(port: u16) -> HashSet<u16> {
-    ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .flat_map(|table| peers_in(&table, port))
-        .collect()
-}
-
-/// [`established_peers`] of one `/proc/net/tcp` text.
-pub fn peers_in(table: &str, port: u16) -> HashSet<u16> {
-    const ESTABLISHED: &str = "01";
-    let hex_port = |address: &str| u16::from_str_radix(address.rsplit(':').next()?, 16).ok();
-    table
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let (local, remote, state) = (fields.get(1)?, fields.get(2)?, fields.get(3)?);
-            (hex_port(local)? == port && *state == ESTABLISHED).then(|| hex_port(remote))?
-        })
-        .collect()
-}
-
 /// Waits until the server on `port` has accepted every connection from the client ports
-/// `ours`: each is established on the server's side, and its listener has nothing left to
-/// accept. Gives up after `within`, or at once where `/proc` cannot tell; returns whether
+/// `ours`: each is established on the server's side, and its listeners have nothing left to
+/// accept. Gives up after `within`, or at once where the kernel cannot tell; returns whether
 /// it saw them all accepted.
 pub async fn wait_until_accepted(port: u16, ours: &HashSet<u16>, within: Duration) -> bool {
     let deadline = Instant::now() + within;
     loop {
-        let Some(queued) = accept_queue(port) else {
+        let Some(state) = port_state(port) else {
             return false;
         };
-        if queued == 0 && ours.is_subset(&established_peers(port)) {
+        if state.accept_queue == 0 && ours.is_subset(&state.established_peers) {
             return true;
         }
         if Instant::now() >= deadline {
@@ -185,10 +229,6 @@ Ip: 1 64
 Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors
 Tcp: 1 200 120000 -1 54105 53773 309 161 0 607567 605671 953 0 447 0
 ";
-    const TCP: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:2231 00000000:0000 0A 00000000:00000003 00:00000000 00000000     0        0 64 1 0 100 0 0 10 0
-   1: 0100007F:2231 0100007F:A4C2 01 00000000:00000000 00:00000000 00000000     0        0 65 1 0 20 4 30 10 -1
-";
 
     #[test]
     fn counters_are_read_by_name() {
@@ -213,17 +253,24 @@ Tcp: 1 200 120000 -1 54105 53773 309 161 0 607567 605671 953 0 447 0
         assert_eq!(TcpCounters::parse("TcpExt: A\nTcpExt: 1\n", SNMP), None);
     }
 
-    #[test]
-    fn the_accept_queue_is_the_listeners_rx_queue() {
-        assert_eq!(listen_queue_in(TCP, 0x2231), Some(3));
-        assert_eq!(listen_queue_in(TCP, 80), None, "no listener there");
-    }
-
-    #[test]
-    fn established_peers_are_the_servers_side() {
-        // Entry 1 is the server's side of a connection from client port 0xA4C2.
-        assert_eq!(peers_in(TCP, 0x2231), HashSet::from([0xA4C2]));
-        assert!(peers_in(TCP, 80).is_empty());
+    #[tokio::test]
+    async fn the_servers_side_shows_the_queue_then_the_accepted_peer() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let ours = HashSet::from([client.local_addr().unwrap().port()]);
+        let within = Duration::from_millis(200);
+        assert!(
+            !wait_until_accepted(port, &ours, within).await,
+            "not accepted yet"
+        );
+        let queued = port_state(port).expect("sock_diag sees the listener");
+        assert_eq!(queued.accept_queue, 1);
+        assert!(queued.established_peers.is_superset(&ours));
+        let _accepted = listener.accept().unwrap();
+        assert!(wait_until_accepted(port, &ours, Duration::from_secs(5)).await);
+        drop(listener);
+        assert_eq!(port_state(port), None, "no listener on the port");
     }
 
     #[test]

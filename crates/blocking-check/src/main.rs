@@ -32,6 +32,13 @@ enum Commands {
         #[arg(long, default_value = "results/static")]
         out: PathBuf,
     },
+    /// Runs `measure`'s clippy and reports nothing: a build step, so that `measure` then
+    /// times the checks, not a build.
+    CheckAhead {
+        /// The workspace's root.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
     /// Reports the blocking calls reached on the reactor from every async fn and async block
     /// of the `.rs` files under DIRS.
     Scan {
@@ -46,6 +53,7 @@ enum Commands {
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Commands::Measure { root, out } => run_measure(root, out),
+        Commands::CheckAhead { root } => check_ahead(root),
         Commands::Scan { dirs, list } => scan(&dirs, list),
     };
     match result {
@@ -57,11 +65,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// clippy's configuration for the experiment, from the workspace's root.
+const CLIPPY_CONF: &str = "crates/blocking-check/clippy";
+
+fn canonical(root: PathBuf) -> Result<PathBuf, String> {
+    root.canonicalize()
+        .map_err(|error| format!("{}: {error}", root.display()))
+}
+
+fn check_ahead(root: PathBuf) -> Result<ExitCode, String> {
+    let root = canonical(root)?;
+    measure::check_ahead(&root, &root.join(CLIPPY_CONF))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_measure(root: PathBuf, out: PathBuf) -> Result<ExitCode, String> {
-    let root = root
-        .canonicalize()
-        .map_err(|error| format!("{}: {error}", root.display()))?;
-    let conf = root.join("crates/blocking-check/clippy");
+    let root = canonical(root)?;
+    let conf = root.join(CLIPPY_CONF);
     let list = CallList::builtin();
     let measured = measure::measure(&root, &conf, &list)?;
     let command = format!("blocking-check measure --out {}", out.display());

@@ -104,11 +104,24 @@ pub fn server_crates(root: &Path) -> Result<Vec<String>, String> {
     Ok(servers)
 }
 
+/// The packages clippy checks: the contract and every server.
+fn clippy_packages(stacks: &[String]) -> Vec<String> {
+    let mut packages = vec!["demo-contract".to_owned()];
+    packages.extend(stacks.iter().cloned());
+    packages
+}
+
+/// Runs clippy as [`measure`] does and keeps nothing: a build step, after which `measure`'s
+/// clippy replays its warnings instead of checking every crate and its dependencies.
+pub fn check_ahead(root: &Path, clippy_conf: &Path) -> Result<(), String> {
+    let packages = clippy_packages(&server_crates(root)?);
+    clippy::run(root, clippy_conf, &packages).map(drop)
+}
+
 /// Runs both checks from the workspace at `root` and judges every work route of every server.
 pub fn measure(root: &Path, clippy_conf: &Path, list: &CallList) -> Result<Measured, String> {
     let stacks = server_crates(root)?;
-    let mut packages = vec!["demo-contract".to_owned()];
-    packages.extend(stacks.iter().cloned());
+    let packages = clippy_packages(&stacks);
     // The contract's own workspace dependency is parsed too: its calls are the workspace's.
     let mut parsed: Vec<PathBuf> = ["demo-contract", "reactor-watch"]
         .iter()

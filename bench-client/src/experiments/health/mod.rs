@@ -140,16 +140,16 @@ impl HealthPlan {
         steps
     }
 
-    /// The wait for the last window's stalls to pass the health check's period, the window
-    /// and its drain: on `/bad` the last round of requests is served one at a time.
+    /// The window and its drain: on `/bad` the last round of requests is served one at a
+    /// time, and the next window waits for its stalls to pass the health check's period.
     fn window_estimate(&self, route: WorkPath) -> Duration {
         let sleep = Duration::from_millis(self.sleep_ms);
         let drain = if route.route().holds_the_reactor() {
-            sleep * self.concurrency as u32
+            sleep * self.concurrency as u32 + Duration::from_millis(self.health_period_ms)
         } else {
             sleep
         };
-        Duration::from_millis(self.health_period_ms + self.window_ms) + drain
+        Duration::from_millis(self.window_ms) + drain
     }
 
     /// When trial `trial`'s first probe is sent, from the load's start: the first trial's at

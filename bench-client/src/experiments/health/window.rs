@@ -118,10 +118,7 @@ pub async fn window(
     route: WorkPath,
     trial: usize,
 ) -> (Window, Vec<Check>) {
-    // The health check fails for its period after a stall ends (the server's
-    // `--health-period-ms`): a window starts once the last one's stalls are past it, so that
-    // its answers are its own load's.
-    tokio::time::sleep(Duration::from_millis(plan.health_period_ms)).await;
+    until_healthy(running, health, plan).await;
     let start = Instant::now();
     let path = format!("{}?ms={}", route.path(), plan.sleep_ms);
     let until = start + Duration::from_millis(plan.window_ms);
@@ -165,6 +162,26 @@ pub async fn window(
         load_failed,
     };
     (window, checks)
+}
+
+/// How often [`until_healthy`] asks again.
+const ASK_AGAIN: Duration = Duration::from_millis(50);
+
+/// Waits until the health check answers 200. It fails for its period after a stall ends (the
+/// server's `--health-period-ms`), so a window starts once the last one's stalls are past
+/// it, and its answers are its own load's; after a window whose load stalled nothing, at
+/// once. Gives up after the period and one more ask: the window's own counts then show it.
+async fn until_healthy(running: &Running, health: &Endpoint, plan: &HealthPlan) {
+    let (endpoint, path) = Probed::Health.at(running, health);
+    let timeout = Duration::from_millis(plan.probe_timeout_ms);
+    let give_up = Instant::now() + Duration::from_millis(plan.health_period_ms) + ASK_AGAIN;
+    loop {
+        let (outcome, _) = probe(&endpoint, &path, timeout).await;
+        if outcome == Outcome::Ok || Instant::now() >= give_up {
+            return;
+        }
+        tokio::time::sleep(ASK_AGAIN).await;
+    }
 }
 
 /// A probe sent: which endpoint, when, and its outcome to come.

@@ -63,6 +63,7 @@ impl Flip {
             trials: self.trials.unwrap_or(race.trials),
             threads: 1,
             sleep_ms: self.sleep_ms,
+            ping_every_ms: super::ping_every_ms(self.sleep_ms),
             connects: vec![self.connect],
             ..race.clone()
         }
