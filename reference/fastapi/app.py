@@ -286,6 +286,7 @@ def work_here(route: str, how: str, ms: int) -> dict:
         "how": how,
         "slept_ms": ms,
         "thread": threading.current_thread().name,
+        "thread_id": threading.get_native_id(),
         # Found, not assumed: is this the thread that runs the event loop?
         "on_reactor": threading.get_ident() == _loop_thread and os.getpid() == _loop_pid,
     }

@@ -23,6 +23,9 @@ pub struct Work {
     pub slept_ms: u64,
     /// The name of the OS thread where the sleep (or the timer wait) started.
     pub thread: String,
+    /// That thread's OS id (`gettid`), which tells apart threads that share a name: tokio
+    /// names every worker alike, and a test reads from it how a burst was spread.
+    pub thread_id: u64,
     /// Whether that thread polls request futures (see [`crate::reactor`]).
     pub on_reactor: bool,
 }
@@ -274,12 +277,13 @@ mod tests {
             how: "async fn + std::thread::sleep".into(),
             slept_ms: 500,
             thread: "main".into(),
+            thread_id: 7,
             on_reactor: true,
         };
         let json = serde_json::to_string(&work).unwrap();
         assert_eq!(
             json,
-            r#"{"route":"/bad","how":"async fn + std::thread::sleep","slept_ms":500,"thread":"main","on_reactor":true}"#
+            r#"{"route":"/bad","how":"async fn + std::thread::sleep","slept_ms":500,"thread":"main","thread_id":7,"on_reactor":true}"#
         );
         assert_eq!(serde_json::from_str::<Work>(&json).unwrap(), work);
     }
@@ -291,6 +295,7 @@ mod tests {
             how: "async fn + cpu::burn".into(),
             slept_ms: 50,
             thread: "main".into(),
+            thread_id: 7,
             on_reactor: true,
         };
         let burned = Burned {
@@ -301,7 +306,7 @@ mod tests {
         let json = serde_json::to_string(&body).unwrap();
         assert_eq!(
             json,
-            r#"{"route":"/bad-cpu","how":"async fn + cpu::burn","slept_ms":50,"thread":"main","on_reactor":true,"cpu_ms":50.12,"work_wall_ms":61.23}"#
+            r#"{"route":"/bad-cpu","how":"async fn + cpu::burn","slept_ms":50,"thread":"main","thread_id":7,"on_reactor":true,"cpu_ms":50.12,"work_wall_ms":61.23}"#
         );
         assert_eq!(serde_json::from_str::<CpuWork>(&json).unwrap(), body);
         // A client that knows only the sleep routes' body still reads it.

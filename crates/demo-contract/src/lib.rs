@@ -160,6 +160,7 @@ impl Stack {
             how,
             slept_ms: u64::try_from(slept.as_millis()).unwrap_or(u64::MAX),
             thread: thread.name().unwrap_or("<unnamed>").to_owned(),
+            thread_id: u64::try_from(nix::unistd::gettid().as_raw()).unwrap_or(0),
             on_reactor: reactor::is_marked(),
         }
     }

@@ -2,6 +2,7 @@
 //! takes at least 0.8 × N × work; a `/ping` into the burst waits at least half a unit of work
 //! behind a held reactor, and less than the rest of the first unit beside a free one.
 
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::PoisonError;
 use std::time::Duration;
@@ -94,12 +95,9 @@ pub(crate) fn cpu_burst_with(
     })
 }
 
-/// The distinct thread names in CPU work bodies.
-pub(crate) fn cpu_threads(work: &[CpuWork]) -> Vec<&str> {
-    let mut names: Vec<&str> = work.iter().map(|body| body.work.thread.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    names
+/// How many CPU work bodies ran on each thread ([`per_thread`]).
+pub(crate) fn cpu_threads(work: &[CpuWork]) -> BTreeMap<u64, usize> {
+    per_thread(work.iter().map(|body| &body.work))
 }
 
 /// A `/ping` sent [`CPU_PING_AFTER`] into a burst of units of `unit` answered before the

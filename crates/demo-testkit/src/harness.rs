@@ -1,6 +1,7 @@
 //! What the checks share: starting a server, getting a path, a burst with a `/ping` sent
 //! into it, and saying that a check could not run ([`skip`]).
 
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::Path;
@@ -172,10 +173,12 @@ pub(crate) async fn burst_with_ping(
     (burst, work, ping)
 }
 
-/// The distinct thread names in `work`.
-pub(crate) fn threads(work: &[Work]) -> Vec<&str> {
-    let mut names: Vec<&str> = work.iter().map(|work| work.thread.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    names
+/// How many of `work` ran on each thread, by the thread's OS id (names do not tell threads
+/// apart: tokio names every worker alike). Its length is the number of distinct threads.
+pub(crate) fn per_thread<'a>(work: impl IntoIterator<Item = &'a Work>) -> BTreeMap<u64, usize> {
+    let mut counts = BTreeMap::new();
+    for work in work {
+        *counts.entry(work.thread_id).or_default() += 1;
+    }
+    counts
 }

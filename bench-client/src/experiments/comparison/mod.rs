@@ -382,6 +382,7 @@ mod tests {
             how: String::new(),
             slept_ms: 1,
             thread: thread.into(),
+            thread_id: 1,
             on_reactor,
         }
     }
