@@ -8,13 +8,15 @@
 # Not part of the test command: at K = 30 it takes hours. It builds first (scripts/test.sh
 # --no-run, which also sets up the FastAPI reference app's venv).
 #
-#   scripts/flake-audit.sh [--runs K] [--minutes M] [--busy-core] [--only REGEX]
+#   scripts/flake-audit.sh [--runs K] [--minutes M] [--busy-core] [--only REGEX] [--logs DIR]
 #
 #   --runs K      runs of each target (default 30)
 #   --minutes M   starts no run after M minutes: the table counts the runs done
 #   --busy-core   keeps a busy loop pinned on core 0 for the whole audit (taskset): the tests
 #                 then share one core with it, as on a machine that is doing something else
 #   --only REGEX  audits only the targets ("package test") that match REGEX
+#   --logs DIR    keeps every run's output in DIR (kept afterwards) and goes on from the runs
+#                 already there: an audit cut short resumes where it stopped, on the same tree
 #
 # Exit status: 0 if no run failed, 1 if one did, 2 for a usage error.
 set -euo pipefail
@@ -52,26 +54,32 @@ TARGETS=(
 )
 
 usage() {
-    sed -n '/^#   scripts/,/^#   --only/p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '/^#   scripts/,/already there/p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
-runs=30 minutes=0 busy=0 only=.
+runs=30 minutes=0 busy=0 only=. keep=
 while (($# > 0)); do
     case $1 in
         --runs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; runs=$2; shift 2 ;;
         --minutes) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; minutes=$2; shift 2 ;;
         --busy-core) busy=1; shift ;;
         --only) [[ -n ${2:-} ]] || usage; only=$2; shift 2 ;;
+        --logs) [[ -n ${2:-} ]] || usage; keep=$2; shift 2 ;;
         *) usage ;;
     esac
 done
 
-logs=$(mktemp -d "${TMPDIR:-/tmp}/flake-audit.XXXXXX")
+if [[ -n $keep ]]; then
+    mkdir -p "$keep"
+    logs=$(cd "$keep" && pwd)
+else
+    logs=$(mktemp -d "${TMPDIR:-/tmp}/flake-audit.XXXXXX")
+fi
 busy_pid=
 cleanup() {
     [[ -n $busy_pid ]] && kill "$busy_pid" 2>/dev/null
-    rm -rf "$logs"
+    [[ -n $keep ]] || rm -rf "$logs"
 }
 trap cleanup EXIT
 
@@ -106,6 +114,17 @@ fi
 
 # Each run's output in a file of its own, its exit status beside it. Runs go over every
 # target in turn, so a deadline leaves every target with the same number of runs.
+# A run already in the logs (--logs) is not run again.
+done_runs() {
+    local last=0 file
+    for file in "$logs/$1.$2".*.status; do
+        [[ -e $file ]] || continue
+        file=${file%.status}
+        ((${file##*.} > last)) && last=${file##*.}
+    done
+    echo "$last"
+}
+
 for ((run = 1; run <= runs; run++)); do
     if ((minutes > 0 && SECONDS >= minutes * 60)); then
         echo "flake-audit: $minutes minutes are up after $((run - 1)) runs" >&2
@@ -114,6 +133,7 @@ for ((run = 1; run <= runs; run++)); do
     for target in "${TARGETS[@]}"; do
         [[ $target =~ $only ]] || continue
         read -r package test <<<"$target"
+        (($(done_runs "$package" "$test") >= run)) && continue
         read -r _ _ binary folder < <(grep "^$package $test " "$logs/binaries") || {
             echo "flake-audit: no test binary for $target" >&2
             exit 1
@@ -125,6 +145,16 @@ for ((run = 1; run <= runs; run++)); do
         echo "flake-audit: run $run, $package $test: exit $status, $((SECONDS - started)) s" >&2
     done
 done
+
+# Every run's output (log) or exit status (status) of the targets audited.
+run_files() {
+    local target package test
+    for target in "${TARGETS[@]}"; do
+        [[ $target =~ $only ]] || continue
+        read -r package test <<<"$target"
+        ls "$logs/$package.$test".*."$1" 2>/dev/null || true
+    done
+}
 
 # Per test: the runs it ran in, its failures, and each distinct first line of its messages.
 # A run that failed with no test failing (a crash, a build error) counts against its target.
@@ -159,7 +189,7 @@ awk '
         for (key in seen) if (key !~ /outside its tests/) tests++
         printf "%d %d\n", tests, total > "/dev/stderr"
     }
-' $(ls "$logs"/*.log | grep -v build.log) $(ls "$logs"/*.status) >"$logs/rows" 2>"$logs/totals"
+' $(run_files log) $(run_files status) >"$logs/rows" 2>"$logs/totals"
 read -r tests failures <"$logs/totals"
 echo "| test | runs | failures | failure messages |"
 echo "|---|---:|---:|---|"
