@@ -22,7 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The test targets that time something, as "package test" (test "lib": the unit tests).
+# The test targets that time something, as "package test" (test "lib": the unit tests; "doc":
+# the examples in the docs, which `cargo test --doc` compiles and runs).
 TARGETS=(
     "demo-axum contract"
     "demo-actix contract"
@@ -51,6 +52,7 @@ TARGETS=(
     "reactor-watch json"
     "reactor-watch off"
     "reactor-watch examples"
+    "reactor-watch doc"
 )
 
 usage() {
@@ -134,13 +136,17 @@ for ((run = 1; run <= runs; run++)); do
         [[ $target =~ $only ]] || continue
         read -r package test <<<"$target"
         (($(done_runs "$package" "$test") >= run)) && continue
-        read -r _ _ binary folder < <(grep "^$package $test " "$logs/binaries") || {
-            echo "flake-audit: no test binary for $target" >&2
-            exit 1
-        }
         log="$logs/$package.$test.$run.log"
         started=$SECONDS status=0
-        (cd "$folder" && CARGO_MANIFEST_DIR=$folder "$binary") >"$log" 2>&1 || status=$?
+        if [[ $test == doc ]]; then
+            cargo test --locked --doc -p "$package" >"$log" 2>&1 || status=$?
+        else
+            read -r _ _ binary folder < <(grep "^$package $test " "$logs/binaries") || {
+                echo "flake-audit: no test binary for $target" >&2
+                exit 1
+            }
+            (cd "$folder" && CARGO_MANIFEST_DIR=$folder "$binary") >"$log" 2>&1 || status=$?
+        fi
         echo "$status" >"${log%.log}.status"
         echo "flake-audit: run $run, $package $test: exit $status, $((SECONDS - started)) s" >&2
     done
@@ -170,11 +176,16 @@ awk '
         if ($1 != 0 && !failing[logfile]) failed[key]++
         next
     }
+    # A test name may hold spaces (a doc test: "src/lib.rs - (line 96)").
     /^test .* \.\.\. (ok|FAILED)$/ {
-        key = target " " $2; seen[key]++
+        name = $0; sub(/^test /, "", name); sub(/ \.\.\. (ok|FAILED)$/, "", name)
+        key = target " " name; seen[key]++
         if ($NF == "FAILED") { failed[key]++; failing[FILENAME] = 1 }
     }
-    /^---- .* stdout ----$/ { current = target " " $2; want = 0; next }
+    /^---- .* stdout ----$/ {
+        name = $0; sub(/^---- /, "", name); sub(/ stdout ----$/, "", name)
+        current = target " " name; want = 0; next
+    }
     current != "" && /panicked at/ { want = 1; next }
     current != "" && want {
         if (index(messages[current], $0) == 0) messages[current] = messages[current] "<br>" $0

@@ -10,10 +10,13 @@
 //! `1 / CONFIG_HZ` (4 ms on this machine's kernel, 1–10 ms elsewhere; [`resolution`] asks the
 //! kernel).
 //!
-//! So a duration measured here is within one tick of the true one, either way: a poll is
-//! certain to count as slow once it lasts `threshold + resolution`, and one shorter than
-//! `threshold − resolution` never does. For a 100 ms threshold and a 4 ms tick, that is the
-//! difference between 96 and 104 ms: far from any stall worth reporting.
+//! So a duration measured here is within about one tick of the true one, either way: the
+//! clock reads the time of the last tick the kernel ran, which is up to one tick old, and a
+//! little older while the kernel runs a tick late (its steps are not all equal either: the
+//! kernel slews them to keep time). A poll is certain to count as slow once it lasts
+//! `threshold + 2 × resolution`, and one shorter than `threshold − 2 × resolution` never does.
+//! For a 100 ms threshold and a 4 ms tick, that is the difference between 92 and 108 ms: far
+//! from any stall worth reporting.
 //!
 //! `coarsetime` reads `CLOCK_MONOTONIC_COARSE` on Linux and Android and the nearest
 //! equivalent elsewhere (its `Instant::_now`); `now_without_cache_update` skips its shared
@@ -30,7 +33,8 @@ pub(crate) fn now_ns() -> u64 {
 }
 
 /// The watch clock's resolution: the step it advances by, the kernel's tick (measured once,
-/// in up to two ticks, on first use). A duration the watch reports can be off by this much.
+/// in up to two ticks, on first use). A duration the watch reports is off by up to this
+/// much, and by a little more when the kernel runs a tick late: allow two.
 pub fn resolution() -> Duration {
     static RESOLUTION: OnceLock<Duration> = OnceLock::new();
     *RESOLUTION.get_or_init(measure_resolution)

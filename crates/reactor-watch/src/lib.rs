@@ -129,9 +129,10 @@
 //! let stalls = watch.stalls();
 //! assert_eq!(stalls.slow_polls, 1);
 //! assert_eq!(stalls.by_route["GET /bad"].slow_polls, 1);
-//! // The watch's clock is coarse (src/clock.rs): 150 ms can read one kernel tick short.
+//! // The watch's clock is coarse (src/clock.rs): 150 ms can read one kernel tick short, and
+//! // a little more when the kernel runs a tick late.
 //! let tick_ms = reactor_watch::clock_resolution().as_secs_f64() * 1e3;
-//! assert!(stalls.longest_ms + tick_ms >= 150.0);
+//! assert!(stalls.longest_ms + 2.0 * tick_ms >= 150.0);
 //! println!("{}", watch.stalls_json());
 //! ```
 //!

@@ -76,9 +76,10 @@ fn slow_poll_is_reported_while_running_and_when_it_returns() {
     };
     assert_eq!(*label, "GET /bad");
     assert_eq!(&**thread, thread::current().name().unwrap());
-    // The watch's clock is coarse: a duration can read one tick short.
+    // The watch's clock is coarse: a duration can read one tick short, and a little more
+    // when the kernel runs a tick late (300 ms once read as 296 ms less 7 ns, at 4 ms ticks).
     assert!(
-        *held + reactor_watch::clock_resolution() >= STALL,
+        *held + 2 * reactor_watch::clock_resolution() >= STALL,
         "{held:?}"
     );
     let line = reports[1].to_string();
