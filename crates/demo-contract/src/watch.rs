@@ -49,7 +49,8 @@ impl MethodLabels {
 }
 
 /// The stall detector of one server, with every label a request can get made once, at
-/// start-up: [`Label::new`] takes a process-wide lock, so nothing takes it per request.
+/// start-up: a label names method and path, and looking both up here makes no string per
+/// request.
 #[derive(Debug)]
 pub struct RequestWatch {
     watch: Watch,
@@ -101,7 +102,7 @@ impl RequestWatch {
             None => labels.unmatched,
             Some(path) => match labels.by_path.get(path) {
                 Some(&label) => label,
-                // A path the router matched that no `Route` has: made now, under the lock.
+                // A path the router matched that no `Route` has: labelled now.
                 None => Label::new(&format!("{} {path}", labels.method)),
             },
         }
@@ -135,11 +136,7 @@ impl RequestWatch {
     fn serve_health(&self, port: u16, period: Duration) -> io::Result<SocketAddr> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         let check = HealthCheck::new(self.watch.threshold()).period(period);
-        let health = self.watch.serve_health(addr, check)?;
-        let bound = health.local_addr();
-        // Its thread serves until the process exits, as the server does.
-        std::mem::forget(health);
-        Ok(bound)
+        Ok(self.watch.serve_health(addr, check)?.detach())
     }
 }
 

@@ -39,6 +39,22 @@ pub const CLOCKS: [(&str, &str); 2] = [
     ),
 ];
 
+/// What a tower `WatchLayer` adds to one request, in the group `request`.
+pub const REQUEST: [(&str, &str); 3] = [
+    (
+        "label",
+        "`Label::new` of a route this thread has labelled before",
+    ),
+    (
+        "label_formatted",
+        "the same after `format!` of method and route",
+    ),
+    (
+        "layer",
+        "one `WatchService` call: the label, the wrap, one poll of a ready future",
+    ),
+];
+
 /// Every median the report shows, by (group, function).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Medians(Vec<((&'static str, &'static str), Estimate)>);
@@ -50,7 +66,8 @@ impl Medians {
             .iter()
             .flat_map(|&(group, _)| WRAPPERS.map(|(f, _)| (group, f)));
         let clocks = CLOCKS.iter().map(|&(f, _)| ("clock", f));
-        (wrapped.chain(clocks))
+        let request = REQUEST.iter().map(|&(f, _)| ("request", f));
+        (wrapped.chain(clocks).chain(request))
             .map(|key| {
                 let path = criterion_dir
                     .join(key.0)
@@ -117,6 +134,14 @@ pub fn render(
     out.push_str("## clock: what the wrapped poll cannot avoid\n\n| read | time |\n|---|---|\n");
     for (function, name) in CLOCKS {
         if let Some(median) = medians.get("clock", function) {
+            let _ = writeln!(out, "| {name} | {} |", format_estimate(median));
+        }
+    }
+    out.push_str(
+        "\n## request: what the tower layer adds to one request\n\n| step | time |\n|---|---|\n",
+    );
+    for (function, name) in REQUEST {
+        if let Some(median) = medians.get("request", function) {
             let _ = writeln!(out, "| {name} | {} |", format_estimate(median));
         }
     }

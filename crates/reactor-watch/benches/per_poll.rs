@@ -10,6 +10,13 @@
 //! tokio-metrics `TaskMonitor` (threshold 100 ms too), the other detector here that wraps
 //! polls. `clock/*` is the one clock read a wrapped poll makes. The figures are committed in
 //! results/poll-cost.md, which scripts/poll-cost.sh writes from criterion's files.
+//!
+//! - `request/*`: what a tower `WatchLayer` adds to one request, as the README and the axum
+//!   example write it: `label` is `Label::new` of a route this thread has labelled before,
+//!   `label_two_threads` the same on two threads at once (each call's wall time: a lock they
+//!   shared would show here), `label_formatted` after a `format!` of method and route (an
+//!   allocation per request), and `layer` one call of a `WatchService` (the label, the wrap,
+//!   one poll of a ready future).
 
 use std::future::{Future, pending, ready};
 use std::hint::black_box;
@@ -18,14 +25,17 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use reactor_watch::{Config, Watch};
+use reactor_watch::tower::WatchLayer;
+use reactor_watch::{Config, Label, Watch};
 use tokio_metrics::TaskMonitor;
+use tower_layer::Layer as _;
+use tower_service::Service;
 
 fn per_poll(c: &mut Criterion) {
     let mut cx = Context::from_waker(Waker::noop());
     let on = Watch::start(Config::new(Duration::from_millis(100)).on_report(|_| {}));
     let off = Watch::disabled();
-    let label = on.label("bench /poll");
+    let label = Label::new("bench /poll");
     let monitor = TaskMonitor::with_slow_poll_threshold(Duration::from_millis(100));
 
     let mut group = c.benchmark_group("pending");
@@ -76,6 +86,62 @@ fn per_poll(c: &mut Criterion) {
     assert_eq!(on.stalls().slow_polls, 0, "a benchmarked poll was slow");
 }
 
+/// A service that answers every request at once: what is left is the layer's own cost.
+#[derive(Clone)]
+struct Answer;
+
+impl Service<&'static str> for Answer {
+    type Response = u64;
+    type Error = std::convert::Infallible;
+    type Future = std::future::Ready<Result<u64, Self::Error>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: &'static str) -> Self::Future {
+        ready(Ok(1))
+    }
+}
+
+fn per_request(c: &mut Criterion) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let on = Watch::start(Config::new(Duration::from_millis(100)).on_report(|_| {}));
+    let route = "/users/{id}";
+    let mut group = c.benchmark_group("request");
+    group.bench_function("label", |b| {
+        b.iter(|| black_box(Label::new(black_box(route))));
+    });
+    // Two threads labelling at once, as two workers of a server do: each call's cost.
+    group.bench_function("label_two_threads", |b| {
+        b.iter_custom(|iters| {
+            let start = std::time::Instant::now();
+            std::thread::scope(|scope| {
+                for _ in 0..2 {
+                    scope.spawn(|| {
+                        for _ in 0..iters {
+                            black_box(Label::new(black_box(route)));
+                        }
+                    });
+                }
+            });
+            start.elapsed()
+        });
+    });
+    group.bench_function("label_formatted", |b| {
+        b.iter(|| black_box(Label::new(&format!("GET {}", black_box(route)))));
+    });
+    group.bench_function("layer", |b| {
+        let layer = WatchLayer::new(on.clone(), |route: &&'static str| Label::new(route));
+        let mut service = layer.layer(Answer);
+        b.iter(|| {
+            let mut future = service.call(black_box(route));
+            black_box(Pin::new(&mut future).poll(&mut cx))
+        });
+    });
+    group.finish();
+}
+
 // Each poll takes nanoseconds: a second of samples after half a second of warm-up narrows the
 // median's interval to a fraction of a nanosecond, as criterion's 3 s + 5 s defaults did.
 fn settings() -> Criterion {
@@ -90,6 +156,6 @@ fn settings() -> Criterion {
 criterion_group! {
     name = benches;
     config = settings();
-    targets = per_poll
+    targets = per_poll, per_request
 }
 criterion_main!(benches);

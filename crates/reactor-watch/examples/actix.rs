@@ -11,15 +11,15 @@ fn main() -> std::io::Result<()> {
         .nth(1)
         .map_or(3000, |p| p.parse().expect("a port"));
     // 1. A watch: any poll that holds its thread over 100 ms is a stall, reported on stderr.
-    let watch = Watch::start(Config::new(Duration::from_millis(100)));
+    let watch = Watch::start(Config::default());
     actix_web::rt::System::new().block_on(async move {
         let server = HttpServer::new(move || {
             let watch = watch.clone();
             App::new()
                 // 2. Wrap every request future under the route actix-web matched.
                 .wrap_fn(move |req, service| {
-                    let route = req.match_pattern().unwrap_or_else(|| "?".into());
-                    let label = Label::new(&format!("{} {route}", req.method()));
+                    let route = req.match_pattern();
+                    let label = Label::new(route.as_deref().unwrap_or("?"));
                     watch.wrap(label, service.call(req))
                 })
                 .route("/bad", web::get().to(bad))

@@ -12,7 +12,7 @@ fn main() -> std::io::Result<()> {
         .nth(1)
         .map_or(3000, |p| p.parse().expect("a port"));
     // 1. A watch: any poll that holds its thread over 100 ms is a stall, reported on stderr.
-    let watch = Watch::start(Config::new(Duration::from_millis(100)));
+    let watch = Watch::start(Config::default());
     // Optional: GET /health, from a thread of its own: 503 while a poll is past the limit,
     // and for the probe's period (here 1 s) after one was.
     let check = HealthCheck::new(watch.threshold()).period(Duration::from_secs(1));
@@ -26,13 +26,13 @@ fn main() -> std::io::Result<()> {
             "/ok",
             get(|| tokio::time::sleep(Duration::from_millis(300))),
         )
-        // 2. Wrap every request future under its route.
+        // 2. Wrap every request future under its route (no lock, no allocation per request).
         .route_layer(WatchLayer::new(watch, |req: &Request| {
-            let route = req
-                .extensions()
-                .get::<MatchedPath>()
-                .map_or("?", MatchedPath::as_str);
-            Label::new(&format!("{} {route}", req.method()))
+            Label::new(
+                req.extensions()
+                    .get::<MatchedPath>()
+                    .map_or("?", MatchedPath::as_str),
+            )
         }));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use hyper::{Request, Response, body::Incoming, server::conn::http1, service::service_fn};
-use reactor_watch::{Config, Watch};
+use reactor_watch::{Config, Label, Watch};
 use smol_hyper::rt::FuturesIo;
 
 fn main() -> std::io::Result<()> {
@@ -12,8 +12,8 @@ fn main() -> std::io::Result<()> {
         .nth(1)
         .map_or(3000, |p| p.parse().expect("a port"));
     // 1. A watch, and a label per route, made once.
-    let watch = Watch::start(Config::new(Duration::from_millis(100)));
-    let (bad, other) = (watch.label("GET /bad"), watch.label("GET (other)"));
+    let watch = Watch::start(Config::default());
+    let (bad, other) = (Label::new("/bad"), Label::new("(other)"));
     smol::block_on(async {
         let listener = smol::net::TcpListener::bind(("127.0.0.1", port)).await?;
         println!("listening on http://{}", listener.local_addr()?);

@@ -78,7 +78,7 @@ struct Named {
 }
 
 /// A running health server, from [`Watch::serve_health`]. Dropping it stops the server and
-/// joins its thread.
+/// joins its thread; [`Health::detach`] leaves it serving for the life of the process.
 pub struct Health {
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
@@ -88,6 +88,15 @@ pub struct Health {
 impl Health {
     /// The address it listens on (the port the system chose, if you asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Leaves the server running for the life of the process, as a server's own health
+    /// check usually should, and returns the address it listens on.
+    pub fn detach(mut self) -> SocketAddr {
+        // The sender dropped unsent, and the thread's handle with it: the thread serves on.
+        drop(self.stop.take());
+        drop(self.thread.take());
         self.addr
     }
 }
@@ -100,9 +109,9 @@ impl fmt::Debug for Health {
 
 impl Drop for Health {
     fn drop(&mut self) {
-        // Dropping the sender wakes the thread, which drops its runtime and every connection.
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
+        // The signal wakes the thread, which drops its runtime and every connection.
+        if let (Some(stop), Some(thread)) = (self.stop.take(), self.thread.take()) {
+            let _ = stop.send(());
             let _ = thread.join();
         }
     }
@@ -146,8 +155,11 @@ impl Watch {
                         Ok(listener) => drop(tokio::spawn(accept(listener, watch, check))),
                         Err(error) => eprintln!("reactor-watch: health server: {error}"),
                     }
-                    // Until the `Health` handle is dropped.
-                    let _ = stopped.await;
+                    // Until the `Health` handle is dropped; a detached one drops its sender
+                    // unsent, and the server runs on.
+                    if stopped.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
                 });
             })?;
         Ok(Health {
@@ -172,16 +184,15 @@ impl Watch {
     pub fn health_json(&self, check: HealthCheck) -> (u16, String) {
         let running = self.running();
         let stalled_now = running.iter().filter(|p| p.running > check.limit).count();
-        let limit_ms = check.limit.as_secs_f64() * 1e3;
         let mut body = String::with_capacity(160);
         let Some(named) = self.named_stall(&running, check) else {
             body.push_str("{\"status\":\"ok\",\"limit_ms\":");
-            push_ms(&mut body, limit_ms);
+            push_ms(&mut body, check.limit);
             body.push('}');
             return (200, body);
         };
         body.push_str("{\"status\":\"stalled\",\"limit_ms\":");
-        push_ms(&mut body, limit_ms);
+        push_ms(&mut body, check.limit);
         body.push_str(",\"route\":");
         push_string(&mut body, named.label.name());
         body.push_str(",\"thread\":");

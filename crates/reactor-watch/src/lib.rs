@@ -79,7 +79,7 @@
 //! # Threshold zero
 //!
 //! [`Watch::disabled`], or a [`Config`] with `threshold: Duration::ZERO`, gives a watch that is
-//! off: no watchdog thread, no slot writes, one branch per poll (and the one box per wrapped
+//! off (`Config::default()` is on, at asyncio's 100 ms): no watchdog thread, no slot writes, one branch per poll (and the one box per wrapped
 //! future, see [`Watched`]), and [`Stalls`] with a threshold of 0 and zero counts. Servers can
 //! always wrap and let the command line decide.
 //!
@@ -94,7 +94,7 @@
 //! use std::thread::{self, Thread};
 //! use std::time::Duration;
 //!
-//! use reactor_watch::{Config, Watch};
+//! use reactor_watch::{Config, Label, Watch};
 //!
 //! struct Unpark(Thread);
 //!
@@ -120,7 +120,7 @@
 //!     threshold: Duration::from_millis(50),
 //!     ..Config::default()
 //! });
-//! let bad = watch.label("GET /bad");
+//! let bad = Label::new("GET /bad");
 //! block_on(watch.wrap(bad, async {
 //!     // The mistake this crate exists to catch: a blocking call in async code.
 //!     thread::sleep(Duration::from_millis(150));
@@ -131,8 +131,8 @@
 //! assert_eq!(stalls.by_route["GET /bad"].slow_polls, 1);
 //! // The watch's clock is coarse (src/clock.rs): 150 ms can read one kernel tick short, and
 //! // a little more when the kernel runs a tick late.
-//! let tick_ms = reactor_watch::clock_resolution().as_secs_f64() * 1e3;
-//! assert!(stalls.longest_ms + 2.0 * tick_ms >= 150.0);
+//! let tick = reactor_watch::clock_resolution();
+//! assert!(stalls.longest + 2 * tick >= Duration::from_millis(150));
 //! println!("{}", watch.stalls_json());
 //! ```
 //!

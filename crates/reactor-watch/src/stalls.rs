@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::time::Duration;
 
 /// A snapshot of a [`Watch`](crate::Watch)'s counters, from
 /// [`Watch::stalls`](crate::Watch::stalls). Counts are totals since the watch started; take
@@ -11,14 +12,14 @@ use std::fmt::Write as _;
 /// threshold: for that long, the thread that ran it could run nothing else.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stalls {
-    /// The threshold, in milliseconds; 0 when the watch is off.
+    /// The threshold; zero when the watch is off.
     ///
-    /// **Definition**: [`Config::threshold`](crate::Config::threshold) as milliseconds.
+    /// **Definition**: [`Config::threshold`](crate::Config::threshold).
     ///
     /// **Interpretation**: the longest a request handler may hold its thread in one poll
-    /// before it counts as a stall. Every other figure here is relative to it; 0 means nothing
-    /// is measured and every count stays 0.
-    pub threshold_ms: f64,
+    /// before it counts as a stall. Every other figure here is relative to it; zero means
+    /// nothing is measured and every count stays 0.
+    pub threshold: Duration,
 
     /// The number of wrapped polls that returned after running longer than the threshold.
     ///
@@ -34,14 +35,14 @@ pub struct Stalls {
     /// increase names a route to fix in [`by_route`](Stalls::by_route).
     pub slow_polls: u64,
 
-    /// The duration of the longest slow poll, in milliseconds; 0 if there was none.
+    /// The duration of the longest slow poll; zero if there was none.
     ///
     /// **Definition**: the maximum, over all slow polls that returned, of the time from just
     /// before the inner `poll` to just after it.
     ///
     /// **Interpretation**: the worst latency any co-located task could have suffered from a
     /// single stall: a request that arrived at that moment waited at least that long.
-    pub longest_ms: f64,
+    pub longest: Duration,
 
     /// The same two counts per label (the route name as the caller gave it), sorted by name.
     ///
@@ -71,8 +72,8 @@ pub struct Stalls {
 pub struct RouteStalls {
     /// Slow polls of this label: as [`Stalls::slow_polls`], for this label only.
     pub slow_polls: u64,
-    /// The longest of them, in milliseconds: as [`Stalls::longest_ms`], for this label only.
-    pub longest_ms: f64,
+    /// The longest of them: as [`Stalls::longest`], for this label only.
+    pub longest: Duration,
 }
 
 impl Stalls {
@@ -82,15 +83,15 @@ impl Stalls {
     /// {"threshold_ms":100,"slow_polls":3,"longest_ms":301.2,"by_route":{"GET /bad":{"slow_polls":3,"longest_ms":301.2}},"still_running_reports":3}
     /// ```
     ///
-    /// Milliseconds are rounded to the microsecond and written without trailing zeros; labels
-    /// are escaped as JSON strings.
+    /// Durations are in milliseconds, rounded to the microsecond and written without trailing
+    /// zeros; labels are escaped as JSON strings.
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(128 + 64 * self.by_route.len());
         out.push_str("{\"threshold_ms\":");
-        push_ms(&mut out, self.threshold_ms);
+        push_ms(&mut out, self.threshold);
         let _ = write!(out, ",\"slow_polls\":{}", self.slow_polls);
         out.push_str(",\"longest_ms\":");
-        push_ms(&mut out, self.longest_ms);
+        push_ms(&mut out, self.longest);
         out.push_str(",\"by_route\":{");
         for (i, (route, stalls)) in self.by_route.iter().enumerate() {
             if i > 0 {
@@ -99,7 +100,7 @@ impl Stalls {
             push_string(&mut out, route);
             let _ = write!(out, ":{{\"slow_polls\":{}", stalls.slow_polls);
             out.push_str(",\"longest_ms\":");
-            push_ms(&mut out, stalls.longest_ms);
+            push_ms(&mut out, stalls.longest);
             out.push('}');
         }
         let _ = write!(
@@ -111,16 +112,11 @@ impl Stalls {
     }
 }
 
-/// A millisecond figure rounded to the microsecond. Rust prints the shortest decimal that
-/// reads back the same, never in exponent form: valid JSON. Non-finite values cannot come from
-/// a `Duration`, but would be written as `null`.
-pub(crate) fn push_ms(out: &mut String, ms: f64) {
-    let rounded = (ms * 1e3).round() / 1e3;
-    if rounded.is_finite() {
-        let _ = write!(out, "{rounded}");
-    } else {
-        out.push_str("null");
-    }
+/// A duration in milliseconds, rounded to the microsecond. Rust prints the shortest decimal
+/// that reads back the same, never in exponent form: valid JSON.
+pub(crate) fn push_ms(out: &mut String, duration: Duration) {
+    let ms = duration.as_nanos() as f64 / 1e6;
+    let _ = write!(out, "{}", (ms * 1e3).round() / 1e3);
 }
 
 /// A JSON string literal (RFC 8259 §7): quote, backslash and control characters escaped.

@@ -13,9 +13,10 @@ use crate::{Label, Watch, Watched};
 /// `label_of` gives the request.
 ///
 /// `label_of` is called in the service's `call`, once per request, on the thread that takes
-/// the request: return a route template (`"GET /users/{id}"`), never the raw path, since every
-/// distinct label is kept for the life of the process. [`Label::new`] takes a lock; make the
-/// labels once up front if you serve many thousands of requests a second.
+/// the request. Call [`Label::new`] in it with the route's template (`"/users/{id}"`), never
+/// the raw path, since every distinct label is kept for the life of the process: each thread
+/// keeps the labels it has made, so from a thread's second request to a route on, this takes
+/// no lock and allocates nothing.
 ///
 /// With axum, add it with `Router::route_layer`, so that it runs after routing and
 /// `MatchedPath` is in the request's extensions:
@@ -25,7 +26,7 @@ use crate::{Label, Watch, Watched};
 /// use axum::{Router, extract::{MatchedPath, Request}, routing::get};
 /// use reactor_watch::{Config, Label, Watch, tower::WatchLayer};
 ///
-/// let watch = Watch::start(Config::new(Duration::from_millis(100)));
+/// let watch = Watch::start(Config::default());
 /// let app: Router = Router::new().route("/", get(|| async { "hi" })).route_layer(
 ///     WatchLayer::new(watch, |req: &Request| {
 ///         Label::new(req.extensions().get::<MatchedPath>().map_or("?", MatchedPath::as_str))

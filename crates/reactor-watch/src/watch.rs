@@ -23,8 +23,9 @@ use crate::watched::Watched;
 /// never block in it.
 pub type Sink = Arc<dyn Fn(&Report) + Send + Sync>;
 
-/// How a [`Watch`] is set up. `Config::default()` is a watch that is off.
-#[derive(Clone, Default)]
+/// How a [`Watch`] is set up. `Config::default()` is asyncio's debug mode's setting: a
+/// threshold of 100 ms ([`Config::DEFAULT_THRESHOLD`]), reports on stderr.
+#[derive(Clone)]
 pub struct Config {
     /// The longest one poll may hold its thread before it is a stall. `Duration::ZERO` turns
     /// the watch off: no watchdog thread, no slot writes, nothing counted.
@@ -37,6 +38,9 @@ pub struct Config {
 }
 
 impl Config {
+    /// asyncio's `loop.slow_callback_duration`, whose default it is in debug mode.
+    pub const DEFAULT_THRESHOLD: Duration = Duration::from_millis(100);
+
     /// A config with this threshold, reporting to stderr.
     pub fn new(threshold: Duration) -> Config {
         Config {
@@ -49,6 +53,12 @@ impl Config {
     pub fn on_report(mut self, sink: impl Fn(&Report) + Send + Sync + 'static) -> Config {
         self.on_report = Some(Arc::new(sink));
         self
+    }
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config::new(Config::DEFAULT_THRESHOLD)
     }
 }
 
@@ -74,7 +84,7 @@ impl fmt::Debug for Config {
 /// Cheap to clone (an `Arc` inside); all clones share one watchdog and one set of counters.
 /// The watchdog thread stops, and is joined, when the last clone and the last
 /// [`Watched`] future made from them are dropped.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Watch {
     /// `None` when the watch is off.
     inner: Option<Arc<Inner>>,
@@ -160,7 +170,7 @@ impl Watch {
 
     /// A watch that is off: [`wrap`](Watch::wrap) adds one branch per poll and nothing else
     /// (no watchdog thread, no slot writes), and [`stalls`](Watch::stalls) reports a
-    /// threshold of 0 and zero counts. The same as `Watch::default()`.
+    /// threshold of 0 and zero counts.
     pub fn disabled() -> Watch {
         Watch { inner: None }
     }
@@ -177,12 +187,6 @@ impl Watch {
             .map_or(Duration::ZERO, |inner| inner.threshold)
     }
 
-    /// Interns `name` as a [`Label`] (the same as [`Label::new`]). Make labels once per route,
-    /// not per request: this takes a lock.
-    pub fn label(&self, name: &str) -> Label {
-        Label::new(name)
-    }
-
     /// Wraps `future` so that each of its polls is timed under `label`. Boxes the future once
     /// (see [`Watched`] for why).
     pub fn wrap<F: Future>(&self, label: Label, future: F) -> Watched<F> {
@@ -196,9 +200,9 @@ impl Watch {
         };
         let tally = inner.tally.lock().unwrap_or_else(PoisonError::into_inner);
         Stalls {
-            threshold_ms: ms(inner.threshold_ns),
+            threshold: inner.threshold,
             slow_polls: tally.slow_polls,
-            longest_ms: ms(tally.longest_ns),
+            longest: Duration::from_nanos(tally.longest_ns),
             by_route: tally
                 .by_label
                 .iter()
@@ -207,7 +211,7 @@ impl Watch {
                         label.name().to_owned(),
                         RouteStalls {
                             slow_polls,
-                            longest_ms: ms(longest_ns),
+                            longest: Duration::from_nanos(longest_ns),
                         },
                     )
                 })
@@ -327,10 +331,6 @@ impl fmt::Debug for Watch {
 /// that is off. Never registers the thread.
 pub fn current_label() -> Option<Label> {
     slot::current_state().map(|state| state.label())
-}
-
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
 }
 
 impl Inner {

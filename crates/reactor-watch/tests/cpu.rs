@@ -10,13 +10,13 @@ use std::thread;
 use std::time::Duration;
 
 use common::{Capture, STALL, block_on, burn, ms, watch};
-use reactor_watch::{CpuTime, Report};
+use reactor_watch::{CpuTime, Label, Report};
 
 /// Runs one poll of [`STALL`] (threshold 50 ms) and returns its CPU figure and duration.
 fn cpu_of_slow_poll(label: &str, body: impl Future<Output = ()>) -> (CpuTime, Duration) {
     let capture = Capture::default();
     let w = watch(50, &capture);
-    let label = w.label(label);
+    let label = Label::new(label);
     block_on(w.wrap(label, body));
     let returned = capture.returned();
     assert_eq!(returned.len(), 1, "{returned:?}");

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::block_on;
-use reactor_watch::{Config, HealthCheck, Watch};
+use reactor_watch::{Config, HealthCheck, Label, Watch};
 
 const LIMIT: Duration = Duration::from_millis(100);
 const BLOCK: Duration = Duration::from_millis(300);
@@ -54,7 +54,7 @@ fn answers_503_naming_the_route_while_a_poll_blocks_and_200_otherwise() {
         "at rest"
     );
 
-    let bad = watch.label("GET /bad");
+    let bad = Label::new("GET /bad");
     let blocked = watch.clone();
     let blocker =
         thread::spawn(move || block_on(blocked.wrap(bad, async { thread::sleep(BLOCK) })));
@@ -85,7 +85,7 @@ fn answers_503_naming_the_route_while_a_poll_blocks_and_200_otherwise() {
 #[test]
 fn a_stall_between_two_probes_fails_the_second_within_the_period() {
     let (watch, _health, url) = watch_with_health(LIMIT);
-    let (held, quick) = (watch.label("GET /held"), watch.label("GET /quick"));
+    let (held, quick) = (Label::new("GET /held"), Label::new("GET /quick"));
     block_on(watch.wrap(held, async { thread::sleep(LIMIT * 2) }));
     // Another stall, shorter than the first, ends later: the 503 names the longest.
     block_on(watch.wrap(quick, async { thread::sleep(LIMIT + LIMIT / 2) }));
@@ -107,7 +107,7 @@ fn a_stall_between_two_probes_fails_the_second_within_the_period() {
 fn a_poll_under_the_limit_is_healthy() {
     // A liveness limit, far above the watch's threshold.
     let (watch, _health, url) = watch_with_health(Duration::from_secs(2));
-    let label = watch.label("GET /slowish");
+    let label = Label::new("GET /slowish");
     let blocked = watch.clone();
     let blocker =
         thread::spawn(move || block_on(blocked.wrap(label, async { thread::sleep(BLOCK) })));
@@ -135,7 +135,7 @@ fn other_paths_are_404_and_a_watch_that_is_off_serves_no_health() {
 fn running_lists_the_polls_of_this_watch_longest_first() {
     let watch = Watch::start(Config::new(LIMIT));
     assert!(watch.running().is_empty());
-    let label = watch.label("GET /running");
+    let label = Label::new("GET /running");
     let blocked = watch.clone();
     let blocker =
         thread::spawn(move || block_on(blocked.wrap(label, async { thread::sleep(BLOCK) })));
@@ -150,4 +150,24 @@ fn running_lists_the_polls_of_this_watch_longest_first() {
     );
     blocker.join().expect("the blocking thread");
     assert!(watch.running().is_empty());
+}
+
+#[test]
+fn dropping_the_handle_stops_the_server_and_a_detached_one_serves_on() {
+    let (_watch, health, url) = watch_with_health(LIMIT);
+    assert_eq!(probe(&url).0, 200);
+    drop(health);
+    let refused = ureq::get(&url).call();
+    assert!(refused.is_err(), "answered after the drop: {refused:?}");
+
+    let watch = Watch::start(Config::new(LIMIT));
+    let check = HealthCheck::new(LIMIT).period(PERIOD);
+    let addr = (watch.serve_health(loopback(), check))
+        .expect("a health server")
+        .detach();
+    let (status, body, _) = probe(&format!("http://{addr}/health"));
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"status":"ok","limit_ms":100}"#)
+    );
 }

@@ -5,21 +5,22 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::thread;
+use std::time::Duration;
 
 use common::{Capture, STALL, block_on, watch};
-use reactor_watch::{RouteStalls, Stalls};
+use reactor_watch::{Label, RouteStalls, Stalls};
 
 #[test]
 fn stalls_json_golden() {
     let stalls = Stalls {
-        threshold_ms: 100.0,
+        threshold: Duration::from_millis(100),
         slow_polls: 3,
-        longest_ms: 301.2,
+        longest: Duration::from_micros(301_200),
         by_route: BTreeMap::from([(
             "GET /bad".to_owned(),
             RouteStalls {
                 slow_polls: 3,
-                longest_ms: 301.2,
+                longest: Duration::from_micros(301_200),
             },
         )]),
         still_running_reports: 3,
@@ -32,17 +33,21 @@ fn stalls_json_golden() {
 
 #[test]
 fn stalls_json_rounds_to_the_microsecond_and_escapes_labels() {
-    let route = |slow_polls, longest_ms| RouteStalls {
+    let route = |slow_polls, longest| RouteStalls {
         slow_polls,
-        longest_ms,
+        longest,
     };
+    let long = Duration::from_nanos(150_123_457);
     let stalls = Stalls {
-        threshold_ms: 2.5,
+        threshold: Duration::from_micros(2_500),
         slow_polls: 3,
-        longest_ms: 150.123_456_7,
+        longest: long,
         by_route: BTreeMap::from([
-            ("GET /\"quoted\"\\back".to_owned(), route(1, 150.123_456_7)),
-            ("tab\tnew\nline\u{1}é".to_owned(), route(2, 0.000_4)),
+            ("GET /\"quoted\"\\back".to_owned(), route(1, long)),
+            (
+                "tab\tnew\nline\u{1}é".to_owned(),
+                route(2, Duration::from_nanos(400)),
+            ),
         ]),
         still_running_reports: 0,
     };
@@ -65,7 +70,7 @@ fn stalls_json_rounds_to_the_microsecond_and_escapes_labels() {
 fn a_live_watch_renders_its_counters() {
     let capture = Capture::default();
     let w = watch(50, &capture);
-    let label = w.label("GET /json \"live\"");
+    let label = Label::new("GET /json \"live\"");
     block_on(w.wrap(label, async { thread::sleep(STALL) }));
     let json = w.stalls_json();
     assert!(

@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use std::thread;
 
 use common::{Capture, STALL, block_on, watch};
-use reactor_watch::{CpuTime, Report, current_label};
+use reactor_watch::{CpuTime, Label, Report, current_label};
 
 #[test]
 fn nested_wrappers_restore_the_outer_label() {
     let capture = Capture::default();
     let w = watch(50, &capture);
-    let (outer, inner) = (w.label("nested /outer"), w.label("nested /inner"));
+    let (outer, inner) = (Label::new("nested /outer"), Label::new("nested /inner"));
     assert_eq!(current_label(), None);
     block_on(w.wrap(outer, {
         let w = w.clone();
@@ -44,7 +44,7 @@ fn nested_wrappers_restore_the_outer_label() {
 fn a_slow_inner_poll_is_reported_once_and_counted_for_both_wrappers() {
     let capture = Capture::default();
     let w = watch(50, &capture);
-    let (outer, inner) = (w.label("nested2 /outer"), w.label("nested2 /inner"));
+    let (outer, inner) = (Label::new("nested2 /outer"), Label::new("nested2 /inner"));
     block_on(w.wrap(outer, {
         let w = w.clone();
         async move {
@@ -60,10 +60,7 @@ fn a_slow_inner_poll_is_reported_once_and_counted_for_both_wrappers() {
     let stalls = w.stalls();
     assert_eq!(stalls.slow_polls, 2);
     assert_eq!(stalls.still_running_reports, 1);
-    assert!(
-        stalls.by_route["nested2 /outer"].longest_ms
-            >= stalls.by_route["nested2 /inner"].longest_ms
-    );
+    assert!(stalls.by_route["nested2 /outer"].longest >= stalls.by_route["nested2 /inner"].longest);
     // The watchdog's CPU sample of the inner poll was taken during the outer one: both use it.
     if cfg!(target_os = "linux") {
         for report in capture.returned() {
@@ -86,7 +83,7 @@ fn polls_on_two_threads_get_their_own_slots() {
             thread::Builder::new()
                 .name(name.into())
                 .spawn(move || {
-                    let label = w.label(route);
+                    let label = Label::new(route);
                     block_on(w.wrap(label, async {
                         assert_eq!(current_label(), Some(label));
                         thread::sleep(STALL);
@@ -125,7 +122,7 @@ fn polls_on_two_threads_get_their_own_slots() {
 fn a_panicking_poll_leaves_the_slot_clean() {
     let capture = Capture::default();
     let w = watch(50, &capture);
-    let label = w.label("GET /panics");
+    let label = Label::new("GET /panics");
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         block_on(w.wrap(label, async {
             assert_eq!(current_label(), Some(label));

@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::block_on;
-use reactor_watch::{Config, Stalls, Watch, current_label};
+use reactor_watch::{Config, Label, Stalls, Watch, current_label};
 
 /// Threads of this process named `reactor-watch` (Linux: from `/proc`); `None` elsewhere.
 fn watchdog_threads() -> Option<usize> {
@@ -44,7 +44,6 @@ fn threshold_zero_is_off_and_the_last_handle_stops_the_watchdog() {
 
     for off in [
         Watch::disabled(),
-        Watch::default(),
         Watch::start(Config {
             threshold: Duration::ZERO,
             ..Config::default()
@@ -52,7 +51,7 @@ fn threshold_zero_is_off_and_the_last_handle_stops_the_watchdog() {
     ] {
         assert!(!off.is_enabled());
         assert_eq!(off.threshold(), Duration::ZERO);
-        let label = off.label("GET /off");
+        let label = Label::new("GET /off");
         let output = block_on(off.wrap(label, async {
             // No slot write: to this thread, no watched poll is running.
             assert_eq!(current_label(), None);
@@ -61,7 +60,7 @@ fn threshold_zero_is_off_and_the_last_handle_stops_the_watchdog() {
         }));
         assert_eq!(output, 7);
         assert_eq!(off.stalls(), Stalls::default());
-        assert_eq!(off.stalls().threshold_ms, 0.0);
+        assert_eq!(off.stalls().threshold, Duration::ZERO);
         assert_eq!(
             off.stalls_json(),
             r#"{"threshold_ms":0,"slow_polls":0,"longest_ms":0,"by_route":{},"still_running_reports":0}"#
@@ -72,7 +71,7 @@ fn threshold_zero_is_off_and_the_last_handle_stops_the_watchdog() {
     let on = Watch::start(Config::new(Duration::from_millis(20)).on_report(|_| {}));
     assert!(on.is_enabled());
     assert_watchdogs(1);
-    let label = on.label("GET /on");
+    let label = Label::new("GET /on");
     let future = on.wrap(label, async { thread::sleep(Duration::from_millis(50)) });
     let clone = on.clone();
     drop(on);
@@ -83,4 +82,12 @@ fn threshold_zero_is_off_and_the_last_handle_stops_the_watchdog() {
     drop(clone);
     // The drop of the last handle wakes and joins it.
     assert_watchdogs(0);
+}
+
+#[test]
+fn the_default_config_is_on_at_asyncios_threshold() {
+    let config = Config::default();
+    assert_eq!(config.threshold, Duration::from_millis(100));
+    assert_eq!(config.threshold, Config::DEFAULT_THRESHOLD);
+    assert!(config.on_report.is_none(), "reports go to stderr");
 }

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::{Capture, STALL, block_on, ms, watch, watch_with};
-use reactor_watch::Report;
+use reactor_watch::{Label, Report};
 
 #[test]
 fn slow_poll_is_reported_while_running_and_when_it_returns() {
@@ -32,7 +32,7 @@ fn slow_poll_is_reported_while_running_and_when_it_returns() {
             all.push(report.clone());
         })
     };
-    let bad = w.label("GET /bad");
+    let bad = Label::new("GET /bad");
     block_on(w.wrap(bad, {
         let returned = Arc::clone(&returned);
         async move {
@@ -43,17 +43,14 @@ fn slow_poll_is_reported_while_running_and_when_it_returns() {
 
     assert_eq!(*seen.lock().unwrap(), [("GET /bad", false)]);
     let stalls = w.stalls();
-    assert_eq!(stalls.threshold_ms, 50.0);
+    assert_eq!(stalls.threshold, ms(50));
     assert_eq!(stalls.slow_polls, 1);
     assert_eq!(stalls.still_running_reports, 1);
-    assert!(
-        stalls.longest_ms >= STALL.as_secs_f64() * 1e3 * 0.8,
-        "{stalls:?}"
-    );
-    assert!(stalls.longest_ms < 2_000.0, "{stalls:?}");
+    assert!(stalls.longest >= STALL.mul_f64(0.8), "{stalls:?}");
+    assert!(stalls.longest < ms(2_000), "{stalls:?}");
     assert_eq!(stalls.by_route.keys().collect::<Vec<_>>(), ["GET /bad"]);
     assert_eq!(stalls.by_route["GET /bad"].slow_polls, 1);
-    assert_eq!(stalls.by_route["GET /bad"].longest_ms, stalls.longest_ms);
+    assert_eq!(stalls.by_route["GET /bad"].longest, stalls.longest);
 
     let reports = all.reports();
     assert_eq!(reports.len(), 2, "{reports:?}");
@@ -100,7 +97,7 @@ fn a_poll_that_never_returns_is_caught_by_the_watchdog() {
     let w = watch_with(30, move |report| {
         let _ = report_tx.lock().unwrap().send(report.clone());
     });
-    let stuck = w.label("GET /stuck");
+    let stuck = Label::new("GET /stuck");
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let poller = thread::Builder::new()
         .name("stuck-reactor".into())
@@ -151,14 +148,14 @@ fn a_poll_that_never_returns_is_caught_by_the_watchdog() {
         }
     ));
     assert_eq!(w.stalls().slow_polls, 1);
-    assert!(w.stalls().longest_ms >= 150.0);
+    assert!(w.stalls().longest >= ms(150));
 }
 
 #[test]
 fn a_slow_future_with_short_polls_is_not_a_stall() {
     let capture = Capture::default();
     let w = watch(50, &capture);
-    let label = w.label("GET /slow-but-async");
+    let label = Label::new("GET /slow-but-async");
     let polls = Arc::new(AtomicUsize::new(0));
     let started = std::time::Instant::now();
     // Pending at once, woken by another thread after 150 ms: slow overall, every poll short.
@@ -192,7 +189,7 @@ fn a_slow_future_with_short_polls_is_not_a_stall() {
 fn a_poll_under_the_threshold_is_not_a_stall() {
     let capture = Capture::default();
     let w = watch(50, &capture);
-    let label = w.label("GET /quick");
+    let label = Label::new("GET /quick");
     block_on(w.wrap(label, async { thread::sleep(ms(10)) }));
     // Give a late watchdog a chance to misreport.
     thread::sleep(ms(60));
@@ -209,7 +206,7 @@ fn handles_are_send_sync_clone_and_debug() {
     let on = watch(100, &capture);
     shared(&on);
     shared(&reactor_watch::Watch::disabled());
-    let label = on.label("GET /debug");
+    let label = Label::new("GET /debug");
     let future = on.wrap(label, async { 1 });
     movable(&future);
     assert_eq!(
