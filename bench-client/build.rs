@@ -1,9 +1,9 @@
 //! Records, at build time, what the results' environment section reports about the build:
 //! the compiler that built the binaries, the versions of the stacks under test, as
-//! Cargo.lock pins them, and each experiment's code stamp: a digest of the sources that
-//! measure it, listed once in `src/stamps.rs`, so that a results folder written by older
-//! code is caught (the test `fresh_results`, and `bench-client all --stale`, compare the
-//! stamp each folder records with its experiment's).
+//! Cargo.lock pins them, and the digest of every source a code stamp may cover
+//! (`src/stamps.rs`), from which each experiment's stamp is made, so that a results folder
+//! written by older code is caught (the test `fresh_results`, and `bench-client all
+//! --stale`, compare the stamp each folder records with its experiment's).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -85,24 +85,28 @@ fn main() {
         })
         .unwrap_or_default();
     println!("cargo:rustc-env=BENCH_CRATE_VERSIONS={versions}");
-    write_current_stamps();
+    write_digests();
 }
 
-/// Writes `$OUT_DIR/current_stamps.rs`: each experiment's stamp over this tree, as the
-/// library's `stale::CURRENT` reads it; and asks to be rerun when any stamped file changes.
-fn write_current_stamps() {
+/// Writes `$OUT_DIR/digests.rs`: every file a code stamp may cover, with its digest, as
+/// this build saw it (`stamps::digests`), which the library's `environment::DIGESTS` reads;
+/// and asks to be rerun when any of them changes, or a file is added beside them.
+fn write_digests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut table = String::from("&[\n");
-    for experiment in stamps::EXPERIMENTS {
-        for path in experiment.paths(&root) {
-            println!("cargo:rerun-if-changed={}", path.display());
-        }
-        let stamp = experiment.stamp(&root);
-        let _ = writeln!(table, "    ({:?}, {stamp:?}),", experiment.name);
+    for (path, digest) in stamps::digests(&root) {
+        println!("cargo:rerun-if-changed={}", root.join(&path).display());
+        let _ = writeln!(table, "    ({path:?}, {digest:?}),");
     }
-    // A crate added under crates/ is stamped from the build after it appears.
-    println!("cargo:rerun-if-changed={}", root.join("crates").display());
     table.push(']');
+    for folder in [
+        stamps::EXPERIMENTS_DIR,
+        stamps::SCRIPTS_DIR,
+        "crates",
+        "bench-client/src",
+    ] {
+        println!("cargo:rerun-if-changed={}", root.join(folder).display());
+    }
     let out = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    std::fs::write(Path::new(&out).join("current_stamps.rs"), table).expect("a writable OUT_DIR");
+    std::fs::write(Path::new(&out).join("digests.rs"), table).expect("a writable OUT_DIR");
 }

@@ -4,25 +4,31 @@
 //!
 //! Three layers, each importing only from those below it:
 //!
-//! - the front: [`cli`], the command line; [`command`], one command run; [`job`], the main
-//!   job, a list of experiments; [`stale`], which of them the code has changed since their
-//!   results were written; [`progress`], the view of where a run is and when it ends;
-//! - [`experiments`]: one module (or folder) per experiment, with its plan, its run and its
-//!   record: to read one experiment, open `src/experiments/<its name>`;
+//! - the front: [`cli`], the command line; [`job`], the main job, every experiment's runs;
+//!   [`stale`], which of them the code has changed since their results were written;
+//!   [`redraw`], every view rewritten from the records;
+//! - [`experiments`]: one folder per experiment, with its command line, its plan, its run and
+//!   its record, and the one list of them ([`experiments::ALL`]) that everything above reads:
+//!   to read one experiment, open `src/experiments/<its name>`; to add one, add a folder and
+//!   a line to that list;
 //! - [`measure`]: the measuring core every experiment shares (targets, probes, the burst,
 //!   the wire, CPU and kernel figures, statistics, the environment).
 //!
 //! Beside them, the writers: [`report`] (the terminal, tables, findings, README block and
-//! files) and [`plot`] (the SVG figures); and [`stamps`], which source files each
-//! experiment's code stamp covers.
+//! files) and [`plot`] (the SVG figures); [`progress`], the view of where a run is and when it
+//! ends; [`stamps`], how an experiment's code stamp is made; and [`Error`], why a command
+//! could not finish.
 
 pub mod cli;
-pub mod command;
+mod error;
 pub mod experiments;
 pub mod job;
 pub mod measure;
 pub mod plot;
 pub mod progress;
+pub mod redraw;
 pub mod report;
 pub mod stale;
 pub mod stamps;
+
+pub use error::Error;

@@ -1,79 +1,79 @@
-//! Which experiments of the main job are stale: their results record another code stamp than
-//! the one this binary was built with for them (`src/stamps.rs` says what each stamp
-//! covers), and why. `bench-client all --stale` reruns those; the test `fresh_results`
+//! Which runs of the main job are stale: their results record another code stamp than the
+//! one this binary was built with for their experiment (its `Code`, with what `src/stamps.rs`
+//! adds), and why. `bench-client all --stale` reruns those; the test `fresh_results`
 //! fails while there are any.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::job::{self, Done, Experiment, MAIN_JOB, RECORD, Run};
+use crate::experiments::Code;
+use crate::job::{self, Done, RECORD, Run, main_job};
 use crate::measure::environment::current_stamp;
-use crate::stamps;
 
 /// Runs only the experiments whose results are stale in the repository at `root` (the
 /// working folder), after saying which and why. Writes no record: it tells of a whole run.
 pub async fn run(root: &Path) -> Vec<Done> {
     let stale = stale_experiments(root);
     eprintln!("{}", explain(root, &stale));
-    let experiments: Vec<&'static Experiment> = stale.iter().map(|s| s.experiment).collect();
-    if experiments.is_empty() {
+    let runs: Vec<Run> = stale.iter().map(|stale| stale.run).collect();
+    if runs.is_empty() {
         return Vec::new();
     }
-    let done = job::run_each(&experiments).await;
+    let done = job::run_each(&runs).await;
     eprintln!("left {RECORD} as it was: it records a whole run of the job");
     job::refresh_pages();
     done
 }
 
-/// A stale experiment of the main job, and why.
+/// A stale run of the main job, and why.
 #[derive(Debug, Clone)]
 pub struct Stale {
-    pub experiment: &'static Experiment,
+    pub run: Run,
     /// Its stamp in this build.
-    pub now: &'static str,
+    pub now: String,
     /// Each of its results files whose stamp is not `now`, with the stamp it records.
     pub recorded: Vec<(PathBuf, Option<String>)>,
     /// The stamped files that changed since the commit its results record, from `git diff`
     /// (empty where the commit is unknown).
     pub changed: Vec<String>,
-    /// The command line its results record, where it is not the one the job's list gives:
-    /// a flag changed in `src/job/list.rs` changes what is measured as surely as code.
+    /// The command line its results record, where it is not the one its experiment's job
+    /// gives: a flag changed there changes what is measured as surely as code.
     pub command_was: Option<String>,
 }
 
-/// Every experiment of the main job whose results, in the repository at `root`, record
-/// another stamp than this build's (or none, or have no results file at all).
+/// Every run of the main job whose results, in the repository at `root`, record another
+/// stamp than this build's (or none, or have no results file at all).
 pub fn stale_experiments(root: &Path) -> Vec<Stale> {
-    MAIN_JOB
-        .iter()
-        .filter_map(|experiment| stale(root, experiment))
+    main_job()
+        .into_iter()
+        .filter_map(|run| stale(root, run))
         .collect()
 }
 
-/// `experiment`, if it is stale.
-fn stale(root: &Path, experiment: &'static Experiment) -> Option<Stale> {
-    let (name, out) = experiment.results();
-    let now = current_stamp(name);
+/// `run`, if it is stale.
+fn stale(root: &Path, run: Run) -> Option<Stale> {
+    let (code, out) = run.results();
+    let now = current_stamp(&code);
     let files = results_files(root, &out);
     // Each file read and parsed once: some records are megabytes of JSON.
     let records: Vec<Record> = files.iter().map(|file| Record::read(file)).collect();
     let mut recorded: Vec<(PathBuf, Option<String>)> = (files.iter().zip(&records))
-        .filter(|(_, record)| record.stamp.as_deref() != Some(now))
+        .filter(|(_, record)| record.stamp.as_deref() != Some(now.as_str()))
         .map(|(file, record)| (file.clone(), record.stamp.clone()))
         .collect();
     // A script's results record no command line, and are stamped by their script alone.
     let command_was = (records.iter().find_map(|record| record.command.clone()))
-        .filter(|was| *was != experiment.command_line());
+        .filter(|was| *was != run.command_line());
     if files.is_empty() {
         recorded.push((root.join(&out), None));
     } else if recorded.is_empty() && command_was.is_none() {
         return None;
     }
     let commit = records.into_iter().find_map(|record| record.commit);
-    let changed = commit.map_or_else(Vec::new, |commit| changed_since(root, &commit, name));
+    let changed = commit.map_or_else(Vec::new, |commit| changed_since(root, &commit, &code));
     Some(Stale {
-        experiment,
+        run,
         now,
         recorded,
         changed,
@@ -89,11 +89,10 @@ pub fn results_files(root: &Path, out: &Path) -> Vec<PathBuf> {
     if path.is_file() {
         return vec![path];
     }
-    let others: Vec<PathBuf> = (MAIN_JOB.iter())
-        .filter_map(|experiment| match experiment.run {
-            Run::Script { writes, .. } => Some(root.join(writes)),
-            Run::Command(_) => None,
-        })
+    // A script's results are a file, which no folder's experiment wrote.
+    let others: Vec<PathBuf> = (main_job().iter())
+        .map(|run| root.join(run.results().1))
+        .filter(|path| path.is_file())
         .chain([root.join(RECORD)])
         .collect();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&path)
@@ -171,24 +170,19 @@ impl Parsed {
     }
 }
 
-/// The files `stamps` covers for the experiment `name` that differ between `commit` and
-/// the working tree at `root`, by `git diff --name-only`; empty if git cannot say.
-fn changed_since(root: &Path, commit: &str, name: &str) -> Vec<String> {
-    let Some(stamped) = stamps::find(name) else {
-        return Vec::new();
-    };
+/// The files `code` covers that differ between `commit` and the working tree at `root`, by
+/// `git diff --name-only`; empty if git cannot say.
+fn changed_since(root: &Path, commit: &str, code: &Code) -> Vec<String> {
     let commit = commit.trim_end_matches("+dirty");
-    let paths = stamped.paths(root);
-    let relative = paths.iter().filter_map(|path| path.strip_prefix(root).ok());
     let output = Command::new("git")
         .arg("-C")
         .arg(root)
-        .args(["diff", "--name-only", commit, "--"])
-        .args(relative)
+        .args(["diff", "--name-only", commit])
         .output();
     match output {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
             .lines()
+            .filter(|path| code.covers(path))
             .map(str::to_owned)
             .collect(),
         _ => Vec::new(),
@@ -213,20 +207,14 @@ pub fn explain(root: &Path, stale: &[Stale]) -> String {
     };
     let mut out = format!("{} stale experiment(s):\n", stale.len());
     for one in stale {
-        let experiment = one.experiment;
-        let _ = writeln!(
-            out,
-            "- {}: `{}`",
-            experiment.name,
-            experiment.command_line()
-        );
+        let _ = writeln!(out, "- {}: `{}`", one.run.name(), one.run.command_line());
         let mut recorded: Vec<&Option<String>> = one.recorded.iter().map(|(_, s)| s).collect();
         recorded.dedup();
         let files: Vec<String> = one.recorded.iter().map(|(file, _)| shown(file)).collect();
         let recorded: Vec<&str> = (recorded.iter())
             .map(|stamp| stamp.as_deref().unwrap_or("no stamp"))
             .collect();
-        let (recorded, now) = (recorded.join(" and "), one.now);
+        let (recorded, now) = (recorded.join(" and "), &one.now);
         if !files.is_empty() {
             let _ = writeln!(
                 out,
@@ -259,9 +247,11 @@ pub fn explain(root: &Path, stale: &[Stale]) -> String {
 mod tests {
     use super::*;
 
-    /// The at-rest experiment of the job, whose results are one JSON file in its folder.
-    fn at_rest() -> &'static Experiment {
-        let rest = MAIN_JOB.iter().find(|e| e.results().0 == stamps::REST);
+    /// The at-rest experiment's run of the job, whose results are one JSON file in its folder.
+    fn at_rest() -> Run {
+        let rest = main_job()
+            .into_iter()
+            .find(|run| run.experiment.name() == "rest");
         rest.expect("the job runs the at-rest experiment")
     }
 
@@ -271,7 +261,7 @@ mod tests {
         let root = std::env::temp_dir().join(format!("stale-{name}-{}", std::process::id()));
         let out = root.join(at_rest().results().1);
         std::fs::create_dir_all(&out).unwrap();
-        let stamp = current_stamp(stamps::REST);
+        let stamp = current_stamp(&at_rest().experiment.code());
         let record = serde_json::json!({
             "environment": { "code_stamp": stamp },
             "command": command,

@@ -1,22 +1,24 @@
-//! Which source files each experiment's code stamp covers: the code that *measures* it (its
-//! own module, the measuring core, the servers and the reference app it drives, the build's
-//! settings), never the code that *writes* its reports (`src/report/`, `src/plot/`, the
-//! generated docs blocks), so that a change to a table or a plot needs `redraw`, not a rerun.
+//! What an experiment's code stamp covers, and how a stamp is made: a digest of the code that
+//! *measures* the experiment (its own folder, the measuring core, the servers and the
+//! reference app it drives, the build's settings), never of the code that *writes* its
+//! reports (`src/report/`, `src/plot/`, the generated docs blocks), so that a change to a
+//! table or a plot needs `redraw`, not a rerun.
 //!
-//! This file is the one table of it: `build.rs` includes it to stamp the binary (every
-//! experiment's stamp, in `stamps::current`), and the tests include it, through the library,
-//! to stamp a copy of the tree. It uses nothing of the crate for that reason.
+//! Each experiment names its own code ([`Code`], in its folder, whose [`VIEWS`] it leaves out);
+//! the parts every experiment shares are here. `build.rs` includes this file to digest, at build time, every file a
+//! stamp can cover ([`digests`]), so that the binary stamps its results with the code it was
+//! built from, whatever the working tree holds when it runs; the tests digest a copy of the
+//! tree with the same function. It uses nothing of the crate for that reason.
 
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-/// One experiment's entry: its name (what the main job's list refers to) and what of the
-/// repository measures it beside the shared parts below.
+/// The code that measures one experiment, beside the parts every experiment shares.
 #[derive(Debug, Clone, Copy)]
-pub struct Stamped {
-    pub name: &'static str,
-    /// Its own code, from the workspace root.
+pub struct Code {
+    /// Its own code, from the workspace root: its folder (and any other experiment's it
+    /// measures with), a script, or a crate under `crates/`.
     pub own: &'static [&'static str],
     /// Whether it drives the demo servers through the bench client: then the measuring core,
     /// the command line, every server crate and the reference app are its code too.
@@ -26,97 +28,8 @@ pub struct Stamped {
     pub reads_servers: bool,
 }
 
-pub const COMPARISON: &str = "comparison";
-pub const SWEEP: &str = "sweep";
-pub const RACE: &str = "race";
-pub const DETECTORS: &str = "detectors";
-pub const REST: &str = "rest";
-pub const OFFLOAD_COST: &str = "offload-cost";
-pub const POLL_COST: &str = "poll-cost";
-pub const STATIC: &str = "static";
-pub const URING: &str = "uring";
-pub const HEALTH: &str = "health";
-
-const EXPERIMENTS_DIR: &str = "bench-client/src/experiments";
-
-/// Every experiment, with its own code. An experiment that builds on another's module (the
-/// race and the detectors reuse the comparison's case) names that module too.
-pub const EXPERIMENTS: &[Stamped] = &[
-    Stamped {
-        name: COMPARISON,
-        own: &["bench-client/src/experiments/comparison"],
-        drives_servers: true,
-        reads_servers: false,
-    },
-    Stamped {
-        name: SWEEP,
-        own: &["bench-client/src/experiments/sweep.rs"],
-        drives_servers: true,
-        reads_servers: false,
-    },
-    Stamped {
-        name: RACE,
-        own: &[
-            "bench-client/src/experiments/race",
-            "bench-client/src/experiments/comparison",
-        ],
-        drives_servers: true,
-        reads_servers: false,
-    },
-    Stamped {
-        name: DETECTORS,
-        own: &[
-            "bench-client/src/experiments/detectors",
-            "bench-client/src/experiments/comparison",
-            "crates/console-probe",
-        ],
-        drives_servers: true,
-        reads_servers: false,
-    },
-    Stamped {
-        name: REST,
-        own: &["bench-client/src/experiments/rest"],
-        drives_servers: true,
-        reads_servers: false,
-    },
-    Stamped {
-        name: URING,
-        own: &["bench-client/src/experiments/uring"],
-        drives_servers: true,
-        reads_servers: false,
-    },
-    Stamped {
-        name: HEALTH,
-        own: &["bench-client/src/experiments/health"],
-        drives_servers: true,
-        reads_servers: false,
-    },
-    Stamped {
-        name: OFFLOAD_COST,
-        own: &["scripts/offload-cost.sh", "crates/offload-cost"],
-        drives_servers: false,
-        reads_servers: false,
-    },
-    Stamped {
-        name: POLL_COST,
-        own: &[
-            "scripts/poll-cost.sh",
-            "crates/reactor-watch",
-            "crates/offload-cost",
-        ],
-        drives_servers: false,
-        reads_servers: false,
-    },
-    Stamped {
-        name: STATIC,
-        own: &["scripts/static-checks.sh", "crates/blocking-check"],
-        drives_servers: false,
-        reads_servers: true,
-    },
-];
-
 /// What every experiment's stamp covers: the build's settings and the script that builds
-/// and runs the job, and this table.
+/// and runs the job, and this file.
 pub const BUILD: &[&str] = &[
     "Cargo.toml",
     "Cargo.lock",
@@ -127,11 +40,14 @@ pub const BUILD: &[&str] = &[
 ];
 
 /// What the stamp of every experiment that drives the servers covers beside: the binary's
-/// entry, the command line and the measuring core of the bench client, the reference app.
+/// entry, the command line, the experiments' common room and flags, the measuring core of
+/// the bench client, the reference app.
 pub const DRIVER: &[&str] = &[
     "bench-client/src/bin",
     "bench-client/src/cli.rs",
     "bench-client/src/cli",
+    "bench-client/src/experiments/mod.rs",
+    "bench-client/src/experiments/flags.rs",
     "bench-client/src/measure",
     "reference/fastapi/app.py",
     "reference/fastapi/serve.py",
@@ -140,74 +56,66 @@ pub const DRIVER: &[&str] = &[
     "reference/fastapi/bin",
 ];
 
+/// Where the experiments' own folders are.
+pub const EXPERIMENTS_DIR: &str = "bench-client/src/experiments";
+
+/// The views of an experiment, in its folder: `views.rs`, or a `views/` folder. No stamp
+/// covers them, so that a change to a table or a plot needs `redraw`, not a rerun.
+pub const VIEWS: &str = "views";
+
+/// Where the scripts an experiment may name as its own are.
+pub const SCRIPTS_DIR: &str = "scripts";
+
 /// In each crate under `crates/`, what a stamp covers.
 pub const CRATE_PARTS: &[&str] = &["Cargo.toml", "src", "benches"];
 
 /// Crates no experiment runs: the tests' kit and the docs' link check.
 pub const TEST_ONLY_CRATES: &[&str] = &["demo-testkit", "doc-links"];
 
-/// Crates only the experiments that name them in [`Stamped::own`] run (the criterion
-/// benches, the static checks, the console's reader); every other crate under `crates/` (the servers, their contract, the stall
-/// detector, any crate added later) is in the stamp of every experiment that drives servers.
+/// Crates only the experiments that name them in [`Code::own`] run (the criterion benches,
+/// the static checks, the console's reader); every other crate under `crates/` (the servers,
+/// their contract, the stall detector, any crate added later) is in the stamp of every
+/// experiment that drives or reads servers.
 pub const OWN_CRATES: &[&str] = &["offload-cost", "blocking-check", "console-probe"];
 
-/// The experiment named `name` in [`EXPERIMENTS`].
-pub fn find(name: &str) -> Option<&'static Stamped> {
-    EXPERIMENTS.iter().find(|stamped| stamped.name == name)
-}
+/// A stampable file: its path from the workspace root (`/` between parts) and the hex
+/// SHA-256 of its length and contents.
+pub type Digest<'a> = (&'a str, &'a str);
 
-impl Stamped {
-    /// The paths, from `root`, its stamp covers and that exist, before expanding folders.
-    pub fn paths(&self, root: &Path) -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = BUILD.iter().map(|path| root.join(path)).collect();
-        if self.drives_servers {
-            paths.extend(DRIVER.iter().map(|path| root.join(path)));
+impl Code {
+    /// Whether its stamp covers the file at `path`, from the workspace root.
+    pub fn covers(&self, path: &str) -> bool {
+        if BUILD.iter().any(|build| under(path, build)) {
+            return true;
         }
-        if self.drives_servers || self.reads_servers {
-            paths.extend(server_crates(root));
+        if path.starts_with("crates/") {
+            // Only a crate's stamped parts: its tests and examples measure nothing.
+            let Some(krate) = crate_of(path) else {
+                return false;
+            };
+            let server = !TEST_ONLY_CRATES.contains(&krate) && !OWN_CRATES.contains(&krate);
+            let own = (self.own.iter()).any(|own| own.strip_prefix("crates/") == Some(krate));
+            return own || (server && (self.drives_servers || self.reads_servers));
         }
-        for own in self.own {
-            let path = root.join(own);
-            match own.strip_prefix("crates/") {
-                Some(_) => paths.extend(CRATE_PARTS.iter().map(|part| path.join(part))),
-                None => paths.push(path),
-            }
-        }
-        paths.retain(|path| path.exists());
-        paths
+        (self.drives_servers && DRIVER.iter().any(|driver| under(path, driver)))
+            || (self.own.iter().any(|own| under(path, own)) && !is_view(path))
     }
 
-    /// Every file its stamp covers, from `root`, sorted, each once.
-    pub fn files(&self, root: &Path) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        for path in self.paths(root) {
-            collect_files(&path, &mut files);
-        }
-        files.sort();
-        files.dedup();
-        files
-    }
-
-    /// Its stamp over the tree at `root`: the first 16 hex digits of a SHA-256 over each of
-    /// its files in path order, the path from `root`, then the length and the contents.
-    pub fn stamp(&self, root: &Path) -> String {
-        let mut digest = Sha256::new();
-        for file in self.files(root) {
-            let relative = file.strip_prefix(root).unwrap_or(&file);
-            let contents = std::fs::read(&file).unwrap_or_default();
-            digest.update(relative.to_string_lossy().as_bytes());
-            digest.update((contents.len() as u64).to_le_bytes());
-            digest.update(&contents);
-        }
-        let hex: String = digest
-            .finalize()
+    /// Its stamp over `digests` (sorted by path, as [`digests`] gives them): the first 16 hex
+    /// digits of a SHA-256 over each file it covers, its path, then its digest.
+    pub fn stamp(&self, digests: &[(impl AsRef<str>, impl AsRef<str>)]) -> String {
+        let mut stamp = Sha256::new();
+        for (path, digest) in digests
             .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
-        hex[..16].to_owned()
+            .filter(|(path, _)| self.covers(path.as_ref()))
+        {
+            stamp.update(path.as_ref().as_bytes());
+            stamp.update(digest.as_ref().as_bytes());
+        }
+        hex(&stamp.finalize())[..16].to_owned()
     }
 
-    /// Its own folder under `bench-client/src/experiments`, if it has one (for the reader).
+    /// Its own folder under [`EXPERIMENTS_DIR`], if it has one (for the reader).
     pub fn module(&self) -> Option<&'static str> {
         self.own
             .iter()
@@ -216,25 +124,70 @@ impl Stamped {
     }
 }
 
-/// The stamped parts of each crate under `crates/` that drives or is the servers: all but
-/// the test-only ones and those only some experiments run.
-fn server_crates(root: &Path) -> Vec<PathBuf> {
-    let mut crates: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+/// Every file under `root` that some stamp may cover, with its digest as it is now, sorted by
+/// path: what `build.rs` records of the tree it builds, and the tests of a copy of it. An
+/// experiment's own code must lie among these (a unit test checks that every one does).
+pub fn digests(root: &Path) -> Vec<(String, String)> {
+    let mut paths: Vec<PathBuf> = (BUILD.iter().chain(DRIVER))
+        .chain([&EXPERIMENTS_DIR, &SCRIPTS_DIR])
+        .map(|path| root.join(path))
+        .collect();
+    for krate in std::fs::read_dir(root.join("crates"))
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|krate| {
-            let name = krate.file_name();
-            let skipped = TEST_ONLY_CRATES.iter().chain(OWN_CRATES);
-            !skipped.into_iter().any(|skip| name == *skip)
-        })
-        .map(|krate| krate.path())
-        .collect();
-    crates.sort();
-    crates
+    {
+        paths.extend(CRATE_PARTS.iter().map(|part| krate.path().join(part)));
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        collect_files(&path, &mut files);
+    }
+    let mut digests: Vec<(String, String)> = files
         .iter()
-        .flat_map(|krate| CRATE_PARTS.iter().map(move |part| krate.join(part)))
-        .collect()
+        .filter_map(|file| {
+            let relative = file.strip_prefix(root).ok()?.to_str()?.to_owned();
+            Some((relative, hex(&digest_bytes(&std::fs::read(file).ok()?))))
+        })
+        .collect();
+    digests.sort();
+    digests.dedup();
+    digests
+}
+
+/// SHA-256 over the length of `contents`, then them.
+fn digest_bytes(contents: &[u8]) -> [u8; 32] {
+    let mut digest = Sha256::new();
+    digest.update((contents.len() as u64).to_le_bytes());
+    digest.update(contents);
+    digest.finalize().into()
+}
+
+/// `bytes` in lowercase hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Whether `path` is an experiment's views (`views.rs`, or under `views/`): what draws its
+/// results, which its stamp leaves out.
+fn is_view(path: &str) -> bool {
+    path.split('/')
+        .any(|part| part == VIEWS || part.strip_suffix(".rs") == Some(VIEWS))
+}
+
+/// Whether `path` is `prefix` or lies under it.
+fn under(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// The crate under `crates/` whose stamped part ([`CRATE_PARTS`]) holds `path`, if one does.
+fn crate_of(path: &str) -> Option<&str> {
+    let (krate, rest) = path.strip_prefix("crates/")?.split_once('/')?;
+    CRATE_PARTS
+        .iter()
+        .any(|part| under(rest, part))
+        .then_some(krate)
 }
 
 /// `path` if it is a file, else every file under it.

@@ -6,7 +6,9 @@
 
 mod common;
 
+use bench_client::experiments::detectors::views as detectors_md;
 use bench_client::experiments::detectors::{self, DetectorsPlan, Verdict};
+use bench_client::measure::environment::Environment;
 use bench_client::measure::target::{self, Target};
 
 const PLAN: DetectorsPlan = DetectorsPlan {
@@ -21,20 +23,23 @@ const PLAN: DetectorsPlan = DetectorsPlan {
     listen_after_ms: detectors::LISTEN_AFTER.as_millis() as u64,
 };
 
-/// The verdicts of every detector that runs on `targets`, its report written to a folder of
-/// this test's own (`name`): the tests run at once, and each removes its folder at its end.
-async fn verdicts(name: &str, targets: &[Target]) -> Vec<Verdict> {
+/// The verdicts of every detector that runs on `targets`, and its report's view drawn.
+async fn verdicts(targets: &[Target]) -> Vec<Verdict> {
     // One at a time: each drives its servers with bursts of 50, and a server starved by
     // another test's burst has its polls stretched into false alarms.
     static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     let _turn = ONE_AT_A_TIME.lock().await;
     let runs = detectors::runs(targets);
-    let out = common::temp_dir(&format!("detectors-{name}"));
-    let report = detectors::detectors(&runs, PLAN, "test".to_owned(), &out, &mut |_| {})
-        .await
-        .expect("the report is written");
+    let environment = Environment::with_stamp("test".to_owned());
+    let report =
+        detectors::detectors(&runs, PLAN, environment, "test".to_owned(), &mut |_| {}).await;
     assert!(report.failures.is_empty(), "{:?}", report.failures);
-    assert!(out.join("DETECTORS.md").is_file());
+    let views = detectors_md::views(&report).expect("the views are drawn");
+    assert!(
+        views
+            .iter()
+            .any(|(name, text)| name == "DETECTORS.md" && !text.is_empty())
+    );
     report.verdicts
 }
 
@@ -64,7 +69,7 @@ fn assert_catches_without_false_alarms(verdict: &Verdict) {
 async fn a_watchdog_reports_while_held_a_poll_timer_after() {
     let binary = common::real_server("demo-axum");
     let targets = [Target::server("demo-axum", binary.parent().unwrap())];
-    let verdicts = verdicts("watchdog", &targets).await;
+    let verdicts = verdicts(&targets).await;
     // The stack with no detector, for the cost, and its two detectors.
     assert_eq!(verdicts.len(), 3, "{verdicts:?}");
     assert_eq!(verdict(&verdicts, "none").cost.len(), 2, "{verdicts:?}");
@@ -98,7 +103,7 @@ async fn tokio_poll_hooks_report_while_held_and_name_the_spawn_site() {
         unstable.display()
     );
     let targets = [Target::server("demo-hyper-tokio", binary.parent().unwrap())];
-    let verdicts = verdicts("poll-hooks", &targets).await;
+    let verdicts = verdicts(&targets).await;
     let hooks = verdict(&verdicts, "tokio poll hooks");
     assert_catches_without_false_alarms(hooks);
     assert_eq!(hooks.names_route, Some(false), "{hooks:?}");
@@ -139,7 +144,7 @@ async fn on_uvloop_pyleak_reports_while_held_debug_mode_after() {
         target::reference_python(&dir).is_file(),
         "run reference/fastapi/setup.sh first"
     );
-    let verdicts = verdicts("uvloop", &[Target::reference("fastapi-uvloop", &dir)]).await;
+    let verdicts = verdicts(&[Target::reference("fastapi-uvloop", &dir)]).await;
     assert_eq!(verdicts.len(), 3, "{verdicts:?}");
 
     let debug = verdict(&verdicts, "uvloop debug mode");

@@ -1,14 +1,14 @@
 //! The committed results were measured by the code as it is now. Every results file records
-//! the code stamp of its experiment: a digest, made by `bench-client/build.rs`, of the
-//! sources that measure it (`bench-client/src/stamps.rs` lists them: its own module, the
-//! measuring core, the servers and their crates, the reference app, the build's settings),
+//! the code stamp of its experiment: a digest, made from `bench-client/build.rs`'s digests,
+//! of the sources that measure it (its `Code`, and what `bench-client/src/stamps.rs` shares:
+//! the measuring core, the servers and their crates, the reference app, the build's settings),
 //! not of those that write reports. A change to any of them makes that experiment's stamp
 //! change, and this test fails, naming each stale experiment and its command, until it has
 //! run again (`scripts/run.sh all --stale` reruns exactly those).
 
 use std::path::{Path, PathBuf};
 
-use bench_client::job::{MAIN_JOB, RECORD};
+use bench_client::job::{RECORD, main_job};
 use bench_client::stale::{self, is_results_file, recorded_field, results_files};
 
 fn repository() -> PathBuf {
@@ -31,7 +31,7 @@ fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
 fn every_experiment_was_measured_by_the_code_as_it_is() {
     let root = repository();
     let stale = stale::stale_experiments(&root);
-    let names: Vec<&str> = stale.iter().map(|one| one.experiment.name).collect();
+    let names: Vec<&str> = stale.iter().map(|one| one.run.name()).collect();
     assert!(
         stale.is_empty(),
         "results measured by other code than this, {names:?}; rerun them with \
@@ -47,9 +47,9 @@ fn every_results_file_belongs_to_an_experiment_of_the_job() {
     let mut files = Vec::new();
     files_under(&root.join("results"), &mut files);
     assert!(files.len() >= 20, "too few results files: {files:?}");
-    let claimed: Vec<PathBuf> = MAIN_JOB
+    let claimed: Vec<PathBuf> = main_job()
         .iter()
-        .flat_map(|experiment| results_files(&root, &experiment.results().1))
+        .flat_map(|run| results_files(&root, &run.results().1))
         .chain([root.join(RECORD)])
         .collect();
     let unclaimed: Vec<&PathBuf> = files.iter().filter(|f| !claimed.contains(f)).collect();

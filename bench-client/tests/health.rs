@@ -5,7 +5,7 @@
 
 mod common;
 
-use bench_client::experiments::health::{self, HealthPlan, Measured, Outcome, Probed, tally};
+use bench_client::experiments::health::{self, Answer, HealthPlan, Measured, Probed, tally};
 use bench_client::measure::target::{self, Target};
 use bench_client::measure::work::WorkPath;
 use demo_contract::Route;
@@ -52,7 +52,7 @@ async fn health_names_the_blocking_route_and_stays_ok_under_awaiting_load() {
     );
     assert_eq!(bad.timed_out, 0, "served by its own thread: {bad:?}");
     let held = checks.iter().filter_map(|check| match check.outcome {
-        Outcome::Unavailable { held_ms, .. } => held_ms,
+        Answer::Unavailable { held_ms, .. } => held_ms,
         _ => None,
     });
     assert!(held.clone().all(|ms| ms > 100.0), "{checks:?}");

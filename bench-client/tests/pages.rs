@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use bench_client::report::block::FIGURES;
 use bench_client::report::pages;
 
 #[test]
@@ -13,7 +14,7 @@ fn every_figures_block_matches_the_results_it_copies() {
     let mut blocks = 0;
     for page in pages::pages(&root) {
         let text = std::fs::read_to_string(&page).unwrap();
-        blocks += text.matches(pages::BEGIN).count();
+        blocks += FIGURES.count(&text);
         match pages::refresh(&text, &page, &root) {
             Ok(fresh) if fresh == text => {}
             Ok(_) => stale.push(format!(

@@ -4,10 +4,11 @@
 //! Set `PLOT_SAMPLE_DIR=/some/dir` to also write the realistic figures there, to look at
 //! them (e.g. `rsvg-convert wall_ok_blocking.svg -o wall.png`).
 
+use bench_client::experiments::comparison::Report;
+use bench_client::experiments::comparison::views::plots;
 use bench_client::measure::timeline::{Span, Timeline};
 use bench_client::plot::timeline::{TimelineGrid, TimelineRow, timeline};
 use bench_client::plot::{LatencySamples, Series, latency_cdf, wall_vs_concurrency};
-use bench_client::report::{Report, plots};
 
 const STACKS: [&str; 5] = [
     "demo-axum",
@@ -102,6 +103,7 @@ fn latency_samples() -> Vec<LatencySamples> {
                 label: stack.to_string(),
                 latencies_ms,
                 failed: 0,
+                answered: None,
             }
         })
         .collect()
@@ -198,11 +200,13 @@ fn failed_pings_keep_a_cdf_from_reaching_one() {
             label: "every ping answered".into(),
             latencies_ms: answered.clone(),
             failed: 0,
+            answered: None,
         },
         LatencySamples {
             label: "half failed".into(),
             latencies_ms: answered,
             failed: 50,
+            answered: None,
         },
     ];
     let svg = latency_cdf("pings", &samples).unwrap();
@@ -250,6 +254,7 @@ fn empty_inputs_draw_a_note_instead_of_panicking() {
         label: "demo-axum".into(),
         latencies_ms: vec![],
         failed: 0,
+        answered: None,
     }];
     let svg = latency_cdf("nothing", &no_samples).unwrap();
     assert_has_text(&texts(&svg), "demo-axum (no data)");
@@ -286,16 +291,19 @@ fn single_points_and_zero_values_do_not_panic() {
             label: "one".into(),
             latencies_ms: vec![3.0],
             failed: 0,
+            answered: None,
         },
         LatencySamples {
             label: "zeros".into(),
             latencies_ms: vec![0.0, 0.0, -1.0, f64::INFINITY],
             failed: 1,
+            answered: None,
         },
         LatencySamples {
             label: "all equal".into(),
             latencies_ms: vec![5.0; 100],
             failed: 0,
+            answered: None,
         },
     ];
     let svg = latency_cdf("odd samples", &odd_samples).unwrap();

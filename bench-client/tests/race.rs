@@ -4,8 +4,8 @@
 
 mod common;
 
-use bench_client::experiments::race::arrival::{self, ArrivalPlan, ArrivalTrial, Point};
-use bench_client::experiments::race::{self, Outcome, RacePlan};
+use bench_client::experiments::race::arrival::{self, ArrivalPlan, ArrivalTrial, PingAt};
+use bench_client::experiments::race::{self, GotIn, RacePlan};
 use bench_client::measure::burst::Connect;
 use bench_client::measure::target::{self, Target};
 use demo_contract::variant::RACE_VARIANTS;
@@ -13,7 +13,7 @@ use demo_contract::variant::RACE_VARIANTS;
 const SLEEP_MS: u64 = 40;
 const N: usize = 4;
 
-async fn arrivals(server: &str, points: Vec<Point>) -> Vec<ArrivalTrial> {
+async fn arrivals(server: &str, points: Vec<PingAt>) -> Vec<ArrivalTrial> {
     let binary = common::real_server(server);
     let target = Target::server(server, binary.parent().unwrap());
     let plan = ArrivalPlan {
@@ -37,14 +37,14 @@ async fn arrivals(server: &str, points: Vec<Point>) -> Vec<ArrivalTrial> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_record_places_the_ping_among_the_burst() {
     for server in ["demo-axum", "demo-actix", "demo-hyper-smol"] {
-        let points = vec![Point::BeforeBurst, Point::OwnConnection];
+        let points = vec![PingAt::BeforeBurst, PingAt::OwnConnection];
         let trials = arrivals(server, points).await;
         assert_eq!(trials.len(), 4, "{trials:?}");
         for trial in &trials {
             let order = trial.order.expect("the server recorded the ping");
             let (handled, accepted) = (order.handled_after, order.accepted_before);
             match trial.point {
-                Point::BeforeBurst => assert_eq!(handled, 0, "{server}: {trial:?}"),
+                PingAt::BeforeBurst => assert_eq!(handled, 0, "{server}: {trial:?}"),
                 _ => {
                     assert!((1..=N).contains(&handled), "{server}: {trial:?}");
                     assert_eq!(accepted, N, "{server}: {trial:?}");
@@ -74,6 +74,6 @@ async fn every_variant_of_the_flips_runs_a_trial() {
         assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
         let trial = &outcome.measured[0];
         assert_eq!(trial.target, variant.label);
-        assert_ne!(trial.outcome, Outcome::Failed, "{trial:?}");
+        assert_ne!(trial.outcome, GotIn::Failed, "{trial:?}");
     }
 }

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
+use bench_client::experiments::comparison::views::{readme, results_md};
 use bench_client::experiments::comparison::{Case, Plan};
+use bench_client::experiments::comparison::{Report, Timing};
 use bench_client::measure::burst::ErrorCount;
 use bench_client::measure::environment::Environment;
 use bench_client::measure::probe::ProbeRecord;
@@ -13,7 +15,7 @@ use bench_client::measure::stalls::StallsSeen;
 use bench_client::measure::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
 use bench_client::measure::timeline::{Span, Timeline};
 use bench_client::measure::work::WorkPath;
-use bench_client::report::{Report, Timing, write_atomically};
+use bench_client::report::write_atomically;
 
 fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
     ProbeRecord::of(
@@ -190,26 +192,26 @@ fn check(name: &str, actual: &str) {
 
 #[test]
 fn markdown_matches_its_golden_file() {
-    check("RESULTS.md", &report().to_markdown());
+    check("RESULTS.md", &results_md::results_markdown(&report()));
 }
 
 #[test]
 fn readme_block_matches_its_golden_file() {
-    check(
-        "README-block.md",
-        &bench_client::report::readme::block(&report()),
-    );
+    check("README-block.md", &readme::block(&report()));
 }
 
 #[test]
 fn json_matches_its_golden_file() {
-    check("results.json", &report().to_json());
+    check(
+        "results.json",
+        &bench_client::report::files::json(&report()),
+    );
 }
 
 #[test]
 fn json_round_trips_and_has_the_documented_keys() {
     let report = report();
-    let json = report.to_json();
+    let json = bench_client::report::files::json(&report);
     assert_eq!(serde_json::from_str::<Report>(&json).unwrap(), report);
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
     let case = &value["cases"][0];
@@ -246,7 +248,13 @@ fn writing_is_atomic_and_leaves_no_temporary_file() {
     std::fs::write(&path, "old").unwrap();
     write_atomically(&path, b"new").unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-    report().write(&dir).unwrap();
+    let json = [(
+        "results.json".to_owned(),
+        bench_client::report::files::json(&report()),
+    )];
+    bench_client::report::files::write_all(&dir, &json).unwrap();
+    let views = bench_client::experiments::comparison::views::views(&report()).unwrap();
+    bench_client::report::files::write_all(&dir, &views).unwrap();
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

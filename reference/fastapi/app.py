@@ -65,6 +65,7 @@ class Settings:
     db: str | None = None  # --db PATH, the database routes' SQLite file, set up and calibrated
     passes_per_ms: float = 0.0  # its query's passes per ms, from prepare_database()
     file: str | None = None  # --file PATH, the file the file routes read whole
+    variants: tuple[str, ...] = ()  # --variant NAME: the variants it runs as (VARIANTS)
 
 
 SETTINGS = Settings()
@@ -761,20 +762,23 @@ class StallLog(logging.Handler):
 STALLS = StallLog()
 
 
-# pyleak's watchdog: the detectors experiment's variant. The name is the variable's in
-# bench-client's detectors experiment.
-PYLEAK_VARIABLE = "DEMO_FASTAPI_PYLEAK"
+# The variants serve.py's --variant takes, with what each changes. pyleak's watchdog is the
+# detectors experiment's.
+VARIANTS = {
+    "pyleak": "pyleak's no_event_loop_blocking around the server's whole life (threshold "
+    "100 ms), logging each block of the loop with its stack",
+}
 
 
 def _pyleak_watchdog():
-    """With DEMO_FASTAPI_PYLEAK=1, pyleak's `no_event_loop_blocking` around the server's whole
+    """With --variant pyleak, pyleak's `no_event_loop_blocking` around the server's whole
     life, as its README uses it around a block of code: a thread schedules a callback on the
     loop and, when the loop has not run it within the threshold (100 ms here, as every
     detector's in the comparison), captures the loop thread's stack and logs "Event loop
     blocked for 0.100s" while the loop is still held (pyleak 0.2.0, `eventloop.py`,
     `_monitor_loop`); a block with the same stack as the last one is added to it, not logged
-    again. At exit it logs every block with its stack. Without the variable, nothing."""
-    if os.environ.get(PYLEAK_VARIABLE) != "1":
+    again. At exit it logs every block with its stack. Without the variant, nothing."""
+    if "pyleak" not in SETTINGS.variants:
         return nullcontext()
     from pyleak import no_event_loop_blocking
 

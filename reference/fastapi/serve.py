@@ -133,6 +133,9 @@ def parse_args() -> argparse.Namespace:
                         "table, if absent")
     parser.add_argument("--file", default=None, metavar="PATH",
                         help="the file the file routes read, whole")
+    parser.add_argument("--variant", action="append", default=[], choices=sorted(demo.VARIANTS),
+                        metavar="NAME", help="run as a variant (repeatable): "
+                        + "; ".join(f"{name}: {about}" for name, about in demo.VARIANTS.items()))
     args = parser.parse_args()
     if args.threads != 1:
         parser.error(
@@ -215,6 +218,7 @@ def main() -> int:
         db=args.db,
         passes_per_ms=passes_per_ms,
         file=args.file,
+        variants=tuple(args.variant),
     )
     demo.record_events(args.events)
     try:

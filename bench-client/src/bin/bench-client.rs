@@ -1,17 +1,17 @@
-//! `bench-client`: the full comparison by default; `--help` explains the experiment.
+//! `bench-client`: the full comparison by default; `--help` explains the experiment. Every
+//! error of the library is reported here, once.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use bench_client::cli::{Cli, Command};
-use bench_client::command::{self, Ran};
+use bench_client::cli::{self, Builtin, Parsed};
+use bench_client::experiments::{Entry, Planned};
 use bench_client::progress::Progress;
-use bench_client::{job, stale};
-use clap::Parser as _;
+use bench_client::{Error, job, stale};
 use tokio::signal::unix::{SignalKind, signal};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let parsed = cli::parse();
     // Each burst request holds a socket here and one in the server: 10,000 of them need more
     // open files than the usual soft limit of 1024. Raise ours to the hard limit; the servers
     // we spawn inherit it.
@@ -20,8 +20,8 @@ fn main() -> ExitCode {
             "bench-client: cannot raise the open-file limit ({error}); large bursts may fail"
         );
     }
-    if let Some(Command::Redraw(args)) = &cli.command {
-        return exit(command::redraw(args).map(|()| 0));
+    if let Parsed::Builtin(Builtin::Redraw(args)) = &parsed {
+        return exit(args.plan().run(Path::new(".")).map(|()| 0));
     }
     // Two workers: the pinger's answers are read promptly while the burst is in flight.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -30,34 +30,34 @@ fn main() -> ExitCode {
         .build()
         .expect("a tokio runtime");
     runtime.block_on(until_signalled(async {
-        match &cli.command {
-            Some(Command::All(args)) => {
+        match parsed {
+            Parsed::Builtin(Builtin::All(args)) => {
                 let done = match args.stale {
                     true => stale::run(Path::new(".")).await,
                     false => job::run().await,
                 };
                 Ok(done.iter().filter(|done| !done.complete()).count())
             }
-            _ => run_one(&cli).await,
+            Parsed::Experiment { entry, planned } => run_one(entry, planned).await,
+            Parsed::Builtin(Builtin::Redraw(_)) => unreachable!("redrawn above"),
         }
     }))
 }
 
-/// One experiment, shown in a progress view of its own.
-async fn run_one(cli: &Cli) -> Result<usize, String> {
-    let planned = command::plan(cli).expect("a command that measures");
-    let mut progress = Progress::single(planned.stage(command::title(cli)));
+/// One experiment, shown in a progress view of its own; how many of its steps failed.
+async fn run_one(entry: &dyn Entry, planned: Box<dyn Planned>) -> Result<usize, Error> {
+    let mut progress = Progress::single(planned.stage());
     let ran = planned.run(command_line(), &mut progress, true).await;
     progress.finish();
-    let Ran { wrote, failures } = ran?;
-    eprintln!("wrote {wrote}");
-    Ok(failures)
+    let ran = ran?;
+    eprintln!("{}: wrote {}", entry.title(), ran.wrote);
+    Ok(ran.failures)
 }
 
 /// Runs `work` unless SIGINT or SIGTERM comes first. Leaving early drops every spawned
 /// server, which stops it: none is left behind, and results/ keeps its previous, complete
 /// files.
-async fn until_signalled(work: impl Future<Output = Result<usize, String>>) -> ExitCode {
+async fn until_signalled(work: impl Future<Output = Result<usize, Error>>) -> ExitCode {
     let (mut interrupt, mut terminate) = match (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
@@ -75,8 +75,8 @@ async fn until_signalled(work: impl Future<Output = Result<usize, String>>) -> E
     }
 }
 
-/// Success if nothing failed; the error, or how many targets failed, otherwise.
-fn exit(outcome: Result<usize, String>) -> ExitCode {
+/// Success if nothing failed; the error, or how many steps failed, otherwise.
+fn exit(outcome: Result<usize, Error>) -> ExitCode {
     match outcome {
         Ok(0) => ExitCode::SUCCESS,
         Ok(failed) => {

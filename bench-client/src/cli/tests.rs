@@ -1,32 +1,82 @@
 //! The command line's tests: what each flag parses to, and what it refuses.
 
-use super::*;
-use crate::experiments::sweep::SweepPlan;
-use crate::measure::target::SERVERS;
+use std::path::PathBuf;
+
+use clap::FromArgMatches as _;
 use demo_contract::Route;
 
-fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-    Cli::try_parse_from(std::iter::once("bench-client").chain(args.iter().copied()))
+use super::*;
+use crate::experiments::comparison::{ComparisonArgs, Plan};
+use crate::experiments::sweep::{SweepArgs, SweepPlan};
+use crate::measure::target::{self, Target};
+use crate::measure::work::WorkPath;
+
+fn argv<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    std::iter::once("bench-client")
+        .chain(args.iter().copied())
+        .collect()
+}
+
+fn parse(args: &[&str]) -> Result<Parsed, clap::Error> {
+    parse_from(argv(args))
+}
+
+/// The comparison's arguments of the bare command line `args`.
+fn comparison(args: &[&str]) -> Result<ComparisonArgs, clap::Error> {
+    ComparisonArgs::from_arg_matches(&command().try_get_matches_from(argv(args))?)
+}
+
+/// The sweep's arguments of `sweep ARGS`.
+fn sweep(args: &[&str]) -> SweepArgs {
+    let matches = command()
+        .try_get_matches_from(argv(&[&["sweep"], args].concat()))
+        .unwrap();
+    let (name, sub) = matches.subcommand().expect("a subcommand");
+    assert_eq!(name, "sweep");
+    SweepArgs::from_arg_matches(sub).unwrap()
 }
 
 #[test]
 fn defaults_reproduce_the_original_experiment() {
-    let cli = parse(&[]).unwrap();
-    assert_eq!(cli.plan(), Plan::default());
-    assert!(cli.spawn.servers.is_empty() && cli.urls.is_empty() && cli.command.is_none());
-    assert_eq!(cli.out, PathBuf::from("results"));
-    assert!(cli.is_full_comparison());
-    assert!(!parse(&["-n", "3"]).unwrap().is_full_comparison());
-    assert!(
-        !parse(&["--servers", "demo-axum"])
-            .unwrap()
-            .is_full_comparison()
-    );
+    let args = comparison(&[]).unwrap();
+    assert_eq!(args.plan(), Plan::default());
+    assert!(args.spawn.servers.is_empty() && args.urls.is_empty());
+    assert_eq!(args.out, PathBuf::from("results"));
+    assert!(args.is_full_comparison());
+    assert!(!comparison(&["-n", "3"]).unwrap().is_full_comparison());
+    let subset = comparison(&["--servers", "demo-axum"]).unwrap();
+    assert!(!subset.is_full_comparison());
+    assert!(matches!(
+        parse(&[]).unwrap(),
+        Parsed::Experiment { entry, .. } if entry.name() == "comparison"
+    ));
+}
+
+#[test]
+fn every_experiment_with_a_subcommand_is_one_and_the_builtins_are_not() {
+    for entry in crate::experiments::ALL {
+        if entry.subcommand().is_some() {
+            let parsed = parse(&[entry.name()]).unwrap();
+            assert!(
+                matches!(parsed, Parsed::Experiment { entry: found, .. } if found.name() == entry.name()),
+                "{}",
+                entry.name()
+            );
+        }
+    }
+    assert!(matches!(
+        parse(&["redraw"]).unwrap(),
+        Parsed::Builtin(Builtin::Redraw(_))
+    ));
+    assert!(matches!(
+        parse(&["all", "--stale"]).unwrap(),
+        Parsed::Builtin(Builtin::All(AllArgs { stale: true }))
+    ));
 }
 
 #[test]
 fn subsets_and_urls_are_read() {
-    let cli = parse(&[
+    let args = comparison(&[
         "--servers",
         "demo-axum,demo-hyper-smol",
         "--url",
@@ -41,11 +91,11 @@ fn subsets_and_urls_are_read() {
         "5",
     ])
     .unwrap();
-    assert_eq!(cli.spawn.servers, ["demo-axum", "demo-hyper-smol"]);
-    assert_eq!(cli.urls[0].0, "fastapi");
-    assert_eq!(cli.urls[0].1.port, 8000);
+    assert_eq!(args.spawn.servers, ["demo-axum", "demo-hyper-smol"]);
+    assert_eq!(args.urls[0].0, "fastapi");
+    assert_eq!(args.urls[0].1.port, 8000);
     assert_eq!(
-        cli.routes
+        args.routes
             .iter()
             .map(|r| (r.route(), r.path()))
             .collect::<Vec<_>>(),
@@ -53,7 +103,7 @@ fn subsets_and_urls_are_read() {
         "an alias is sent as given"
     );
     assert_eq!(
-        (cli.concurrency, cli.sleep_ms, cli.ping_every_ms),
+        (args.concurrency, args.sleep_ms, args.ping_every_ms),
         (3, 20, 5)
     );
 }
@@ -68,6 +118,8 @@ fn bad_flags_are_usage_errors_that_say_what_is_wrong() {
         (&["--url", "x=https://example"], "http://"),
         (&["--routes", "/ping"], "not a work route"),
         (&["--sleep-ms", "10001"], "10001"),
+        (&["race", "--trials", "0"], "0"),
+        (&["uring", "--servers", "demo-axum"], "demo-axum"),
     ] {
         let error = parse(args).unwrap_err();
         assert_eq!(error.exit_code(), 2, "{args:?}");
@@ -77,14 +129,10 @@ fn bad_flags_are_usage_errors_that_say_what_is_wrong() {
 
 #[test]
 fn the_sweep_reads_its_lists() {
-    let cli = parse(&["sweep"]).unwrap();
-    let Some(Command::Sweep(sweep)) = cli.command else {
-        panic!("a sweep")
-    };
-    assert_eq!(sweep.plan(), SweepPlan::default());
-    assert_eq!(sweep.out, PathBuf::from("results/sweep"));
-    let cli = parse(&[
-        "sweep",
+    let args = sweep(&[]);
+    assert_eq!(args.plan(), SweepPlan::default());
+    assert_eq!(args.out, PathBuf::from("results/sweep"));
+    let args = sweep(&[
         "-n",
         "1,50,5000",
         "--routes",
@@ -93,15 +141,11 @@ fn the_sweep_reads_its_lists() {
         "demo-actix",
         "--threads",
         "2",
-    ])
-    .unwrap();
-    let Some(Command::Sweep(sweep)) = cli.command else {
-        panic!("a sweep")
-    };
-    assert_eq!(sweep.plan().concurrency, [1, 50, 5000]);
-    assert_eq!(sweep.plan().routes, [WorkPath::canonical(Route::OkAwait)]);
-    assert_eq!(sweep.plan().threads, 2);
-    assert_eq!(sweep.spawn.targets(&SERVERS).0.len(), 1);
+    ]);
+    assert_eq!(args.plan().concurrency, [1, 50, 5000]);
+    assert_eq!(args.plan().routes, [WorkPath::canonical(Route::OkAwait)]);
+    assert_eq!(args.plan().threads, 2);
+    assert_eq!(args.spawn.targets(&SERVERS).0.len(), 1);
 }
 
 #[test]
@@ -119,20 +163,15 @@ fn the_sweep_refuses_bad_lists() {
 
 #[test]
 fn the_thread_matrix_is_a_list() {
-    assert_eq!(
-        parse(&["--threads", "1,2,4"]).unwrap().plan().threads,
-        [1, 2, 4]
-    );
+    let args = comparison(&["--threads", "1,2,4"]).unwrap();
+    assert_eq!(args.plan().threads, [1, 2, 4]);
     assert_eq!(parse(&["--threads", "1,0"]).unwrap_err().exit_code(), 2);
 }
 
 #[test]
 fn all_names_every_server() {
-    let cli = parse(&["sweep", "--servers", "all"]).unwrap();
-    let Some(Command::Sweep(sweep)) = cli.command else {
-        panic!("a sweep")
-    };
-    let (targets, notes) = sweep.spawn.targets(&SERVERS);
+    let args = sweep(&["--servers", "all"]);
+    let (targets, notes) = args.spawn.targets(&SERVERS);
     let names: Vec<&str> = targets.iter().map(Target::label).collect();
     assert_eq!(
         names.len() + notes.len(),
@@ -144,8 +183,8 @@ fn all_names_every_server() {
 
 #[test]
 fn a_url_alone_spawns_nothing() {
-    let cli = parse(&["--url", "x=http://127.0.0.1:9"]).unwrap();
-    let (targets, _) = cli.targets();
+    let args = comparison(&["--url", "x=http://127.0.0.1:9"]).unwrap();
+    let (targets, _) = args.targets();
     assert_eq!(targets.len(), 1);
     assert!(matches!(&targets[0], Target::External { label, .. } if label == "x"));
 }

@@ -1,24 +1,31 @@
-//! The experiments, one room each: its plan (what it runs, with its defaults), its run and
-//! the record it keeps. Each measures with [`crate::measure`] and writes its report with
-//! [`crate::report`]; the main job ([`crate::job`]) lists them.
+//! The experiments, one room each: its command line with its defaults, its plan, its run,
+//! the record it keeps and the views drawn from that record. Each measures with
+//! [`crate::measure`] and draws with [`crate::report`] and [`crate::plot`].
+//!
+//! An experiment is a type that implements [`Experiment`], in a folder of its own, and one
+//! line in [`ALL`]. Everything around the experiments reads that list: the command line's
+//! subcommands ([`crate::cli`]), the main job and its record ([`crate::job`]), which results
+//! are stale ([`crate::stale`]), `redraw`'s records, and the code stamps ([`Code`]).
 //!
 //! - [`comparison`]: the original experiment, each work route beside the health check; the
 //!   connect-before, thread-matrix, CPU-bound, hidden-blocker and detector on/off runs are
 //!   this experiment with other parameters;
-//! - [`sweep`]: the concurrency sweep (and the scale, staircase and detector-at-scale runs);
 //! - [`race`]: the `/bad` case repeated to count whether the health check gets in, with the
-//!   ping's arrival controlled ([`race::arrival`]) and the variants' flips;
+//!   ping's arrival controlled and the variants that flip it;
 //! - [`detectors`]: the ways of catching a blocked reactor, each on the same workload;
+//! - [`sweep`]: the concurrency sweep (and the scale, staircase and detector-at-scale runs);
 //! - [`rest`]: at rest, a lone `/ping` and the thread wake-ups behind it;
+//! - [`uring`]: where io_uring differs, held answers and the order of service, with the
+//!   variants that change them;
 //! - [`health`]: the health check under a block, the stock `/ping` beside reactor-watch's
 //!   `/health`, probed as a kubelet does;
-//! - [`uring`]: where io_uring differs, held answers and the order of service, with the
-//!   flips that change them;
-//! - [`scripts`]: the criterion benches run as experiments: the offload's price and the
-//!   stall detector's price per poll.
+//! - [`scripts`]: the criterion benches and the static checks, which scripts of the
+//!   repository run: the offload's price, the stall detector's price per poll, catching it
+//!   before it ships.
 
 pub mod comparison;
 pub mod detectors;
+pub mod flags;
 pub mod health;
 pub mod race;
 pub mod rest;
@@ -26,8 +33,303 @@ pub mod scripts;
 pub mod sweep;
 pub mod uring;
 
-/// Why an experiment's results could not be written into `out`: one wording for every
-/// experiment's writer.
-fn cannot_write(out: &std::path::Path) -> impl FnOnce(std::io::Error) -> String + '_ {
-    move |error| format!("cannot write {}: {error}", out.display())
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Error;
+use crate::measure::environment::{Environment, current_stamp};
+use crate::measure::session::Event;
+use crate::progress::{Progress, Stage};
+use crate::report::files;
+pub use crate::stamps::Code;
+
+/// Every experiment, in the order the main job runs them.
+pub static ALL: &[&dyn Entry] = &[
+    &comparison::Comparison,
+    &race::Race,
+    &detectors::Detectors,
+    &sweep::Sweep,
+    &rest::Rest,
+    &uring::Uring,
+    &health::Health,
+    &scripts::OFFLOAD_COST,
+    &scripts::POLL_COST,
+    &scripts::STATIC,
+];
+
+/// The experiment named `name` in [`ALL`].
+pub fn find(name: &str) -> Option<&'static dyn Entry> {
+    ALL.iter().copied().find(|entry| entry.name() == name)
+}
+
+/// The sleep of the main job's variations of the comparison (threads, CPU work) and of the
+/// pools at scale, in ms: over the servers' 100 ms stall limit, and ten of them serialised
+/// still hold a reactor thread for 1.5 s, past a liveness probe's 1 s timeout, in under a
+/// third of the comparison's time; at scale, ⌈N / pool⌉ sleeps of it still dwarf what sending
+/// ten thousand requests costs (the sweep's 10 ms points).
+pub const SHORT_SLEEP_MS: &str = "150";
+
+/// One run of an experiment in the main job: what it is (and the folder it writes, in
+/// words), and the arguments that run it alone, after its subcommand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobRun {
+    pub name: &'static str,
+    pub args: &'static [&'static str],
+}
+
+/// A run of the main job with `args`: a `const` constructor, so that a job's list reads as
+/// its runs.
+pub const fn job_run(name: &'static str, args: &'static [&'static str]) -> JobRun {
+    JobRun { name, args }
+}
+
+/// One experiment the bench client runs itself: what the command line, the main job,
+/// `redraw` and the stamps need to know of it. Implemented once per experiment, in its
+/// folder; listed in [`ALL`].
+pub trait Experiment: Sync + 'static {
+    /// Its subcommand, and its name in the code stamps and the main job.
+    const NAME: &'static str;
+    /// What the progress view calls it.
+    const TITLE: &'static str;
+    /// The record it writes into its folder: `redraw` knows a folder of its results by it.
+    const RECORD: &'static str;
+    /// The code that measures it: what its stamp covers.
+    const CODE: Code;
+    /// Its runs in the main job, in order.
+    const JOB: &'static [JobRun];
+    /// Whether it is the bare command line (the comparison, the original experiment) rather
+    /// than a subcommand.
+    const BARE: bool = false;
+
+    /// Its command line, each flag with its default.
+    type Args: clap::Args + clap::FromArgMatches + 'static;
+    /// Its arguments turned into what it runs, on which targets.
+    type Plan: 'static;
+    /// What one of its steps measures, as the progress view hears of it.
+    type Step;
+    /// Everything one run produced: its record, the JSON file [`Experiment::RECORD`].
+    type Record: Serialize + DeserializeOwned + 'static;
+
+    /// Chooses its targets and makes its plan; the notes say which targets were left out and
+    /// why.
+    fn plan(args: &Self::Args) -> (Self::Plan, Vec<String>);
+
+    /// The folder its results go into.
+    fn out(args: &Self::Args) -> &Path;
+
+    /// Its stage in the progress view, named `title`.
+    fn stage(plan: &Self::Plan, title: &str) -> Stage;
+
+    /// Runs it, from its first step to its record; `on` hears of every step.
+    fn run(
+        plan: Self::Plan,
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, Self::Step>),
+    ) -> impl Future<Output = Self::Record>;
+
+    /// The files drawn from its record (tables, plots), each as its name and contents.
+    fn views(record: &Self::Record) -> Result<Vec<(String, String)>, Error>;
+
+    /// How many targets or steps of its record could not be measured.
+    fn failures(record: &Self::Record) -> usize;
+
+    /// What a run of it alone prints on stdout as an event comes (the comparison: the
+    /// original bench's block per case); nothing by default.
+    fn told(_event: &Event<'_, Self::Step>) -> Option<String> {
+        None
+    }
+
+    /// What it does once its results are written, and what it says of it (the comparison:
+    /// the README's block); nothing by default.
+    fn after(_args: &Self::Args, _record: &Self::Record) -> Result<Option<String>, Error> {
+        Ok(None)
+    }
+}
+
+/// What a command that ran left behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    /// What it wrote, and where, in a few words.
+    pub wrote: String,
+    /// Targets or steps that could not be measured (each is in the report).
+    pub failures: usize,
+}
+
+/// An experiment of [`ALL`], whatever its types: what the lists around the experiments read.
+/// Every [`Experiment`] is one; so is each [`scripts::Script`].
+pub trait Entry: Sync {
+    /// Its name: its subcommand, and its name in the stamps and the main job.
+    fn name(&self) -> &'static str;
+    /// What the progress view calls it.
+    fn title(&self) -> &'static str;
+    /// The code that measures it.
+    fn code(&self) -> Code;
+    /// Its runs in the main job.
+    fn job(&self) -> &'static [JobRun];
+    /// The command line that runs `run` of its job alone, word by word.
+    fn argv(&self, run: &JobRun) -> Vec<&'static str>;
+    /// The command line that runs `run` of its job alone.
+    fn command_line(&self, run: &JobRun) -> String {
+        self.argv(run).join(" ")
+    }
+    /// Its subcommand's arguments, `None` where it has none (the comparison is the bare
+    /// command line; a script is no command of this binary).
+    fn subcommand(&self) -> Option<clap::Command>;
+    /// The record it writes, `None` for a script.
+    fn record(&self) -> Option<&'static str>;
+    /// Rewrites the views in `dir` from the record there.
+    fn redraw(&self, dir: &Path) -> Result<(), Error>;
+    /// Its plan from its parsed command line (`matches`: its subcommand's, or the bare
+    /// command line's for the comparison).
+    fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error>;
+    /// The plan of `run` of its job, its arguments parsed by its own command line's parser.
+    fn planned_run(&self, run: &JobRun) -> Result<Box<dyn Planned>, clap::Error>;
+}
+
+/// An experiment planned from its command line, ready to run.
+pub trait Planned {
+    /// Its stage in the progress view.
+    fn stage(&self) -> Stage;
+    /// Where its results go.
+    fn out(&self) -> &Path;
+    /// The code stamp its results will record.
+    fn stamp(&self) -> String;
+    /// Runs it and writes its results; `command` is the command line its record says wrote
+    /// it; `alone`: it is the only experiment of this process, and may print on stdout.
+    fn run<'a>(
+        self: Box<Self>,
+        command: String,
+        progress: &'a mut Progress,
+        alone: bool,
+    ) -> Pin<Box<dyn Future<Output = Result<Ran, Error>> + 'a>>;
+}
+
+impl<E: Experiment> Entry for E {
+    fn name(&self) -> &'static str {
+        E::NAME
+    }
+
+    fn title(&self) -> &'static str {
+        E::TITLE
+    }
+
+    fn code(&self) -> Code {
+        E::CODE
+    }
+
+    fn job(&self) -> &'static [JobRun] {
+        E::JOB
+    }
+
+    fn argv(&self, run: &JobRun) -> Vec<&'static str> {
+        let subcommand = (!E::BARE).then_some(E::NAME);
+        (std::iter::once("bench-client").chain(subcommand))
+            .chain(run.args.iter().copied())
+            .collect()
+    }
+
+    fn subcommand(&self) -> Option<clap::Command> {
+        let command = clap::Command::new(E::NAME);
+        (!E::BARE).then(|| <E::Args as clap::Args>::augment_args(command))
+    }
+
+    fn record(&self) -> Option<&'static str> {
+        Some(E::RECORD)
+    }
+
+    fn redraw(&self, dir: &Path) -> Result<(), Error> {
+        let path = dir.join(E::RECORD);
+        let json = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
+        let record: E::Record =
+            serde_json::from_str(&json).map_err(|source| Error::Record { path, source })?;
+        write_views::<E>(dir, &record)
+    }
+
+    fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error> {
+        let args = <E::Args as clap::FromArgMatches>::from_arg_matches(matches)?;
+        let (plan, notes) = <E as Experiment>::plan(&args);
+        Ok(Box::new(PlannedRun::<E> { args, plan, notes }))
+    }
+
+    fn planned_run(&self, run: &JobRun) -> Result<Box<dyn Planned>, clap::Error> {
+        let command = <E::Args as clap::Args>::augment_args(clap::Command::new(E::NAME));
+        let argv = std::iter::once(E::NAME).chain(run.args.iter().copied());
+        self.planned(&command.try_get_matches_from(argv)?)
+    }
+}
+
+/// An [`Experiment`] with its command line parsed and its plan made.
+struct PlannedRun<E: Experiment> {
+    args: E::Args,
+    plan: E::Plan,
+    notes: Vec<String>,
+}
+
+impl<E: Experiment> Planned for PlannedRun<E> {
+    fn stage(&self) -> Stage {
+        E::stage(&self.plan, E::TITLE)
+    }
+
+    fn out(&self) -> &Path {
+        E::out(&self.args)
+    }
+
+    fn stamp(&self) -> String {
+        current_stamp(&E::CODE)
+    }
+
+    fn run<'a>(
+        self: Box<Self>,
+        command: String,
+        progress: &'a mut Progress,
+        alone: bool,
+    ) -> Pin<Box<dyn Future<Output = Result<Ran, Error>> + 'a>> {
+        Box::pin(run_and_write::<E>(*self, command, progress, alone))
+    }
+}
+
+/// Runs `E` as planned, shown in `progress`, and writes its record and views into its
+/// folder: the record first, so that a view that cannot be drawn loses no measurement.
+async fn run_and_write<E: Experiment>(
+    PlannedRun { args, plan, notes }: PlannedRun<E>,
+    command: String,
+    progress: &mut Progress,
+    alone: bool,
+) -> Result<Ran, Error> {
+    for note in notes {
+        progress.print(&format!("bench-client: {note}"));
+    }
+    let environment = Environment::capture(&E::CODE);
+    let on = &mut |event: Event<'_, E::Step>| {
+        if let Some(text) = E::told(&event).filter(|_| alone) {
+            progress.print_out(&text);
+        }
+        progress.on_event(&event);
+    };
+    let record = E::run(plan, environment, command, on).await;
+    let out = E::out(&args);
+    let json = [(E::RECORD.to_owned(), files::json(&record))];
+    files::write_all(out, &json).map_err(Error::write(out))?;
+    let views = E::views(&record)?;
+    files::write_all(out, &views).map_err(Error::write(out))?;
+    if let Some(said) = E::after(&args, &record)? {
+        progress.print(&said);
+    }
+    let written: Vec<&str> = std::iter::once(E::RECORD)
+        .chain(views.iter().map(|(name, _)| name.as_str()))
+        .collect();
+    Ok(Ran {
+        wrote: format!("{} into {}", written.join(", "), out.display()),
+        failures: E::failures(&record),
+    })
+}
+
+/// Writes the views of `record` into `dir`.
+fn write_views<E: Experiment>(dir: &Path, record: &E::Record) -> Result<(), Error> {
+    files::write_all(dir, &E::views(record)?).map_err(Error::write(dir))
 }

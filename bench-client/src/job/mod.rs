@@ -1,74 +1,97 @@
-//! The main job: every experiment whose results are committed ([`MAIN_JOB`], in
-//! `list.rs`), one after another, under one progress view, each experiment's duration
-//! recorded in [`RECORD`]. `--stale` runs only those whose code changed since their
-//! results were written ([`crate::stale::run`]).
+//! The main job: every run of every experiment of [`experiments::ALL`], each experiment's
+//! runs as its own folder lists them ([`Experiment::JOB`](crate::experiments::Experiment)),
+//! one after another under one progress view, each run's duration recorded in [`RECORD`].
+//! `--stale` runs only those whose code changed since their results were written
+//! ([`crate::stale::run`]).
 //!
-//! Each experiment is written as the command line that runs it alone
-//! (`scripts/run.sh ARGS`, or `bench-client ARGS` with the binaries built), parsed by the
-//! same parser: what the job runs and what a reader types are the same thing.
+//! Each run is the command line that runs it alone (`scripts/run.sh ARGS`, or
+//! `bench-client ARGS` with the binaries built), parsed by its experiment's own arguments:
+//! what the job runs and what a reader types are the same thing.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use clap::Parser as _;
-
-use crate::cli::Cli;
-use crate::command::{self, Ran};
-use crate::experiments::scripts;
-use crate::measure::environment::{Environment, current_stamp};
+use crate::Error;
+use crate::experiments::comparison::views::readme::README;
+use crate::experiments::{self, Code, Entry, JobRun, Planned, Ran};
+use crate::measure::environment::Environment;
 use crate::progress::{Progress, Stage};
-use crate::report::{readme, write_atomically};
+use crate::report::block::{self, MAIN_JOB};
+use crate::report::write_atomically;
 
-mod list;
 mod record;
 
-pub use list::MAIN_JOB;
 pub use record::{readme_sentence, record};
 
-/// Where the job records how long each experiment took.
+/// Where the job records how long each run took.
 pub const RECORD: &str = "results/main-job.md";
 
-/// The README, whose results block the comparison rewrites and whose sentence on the job's
-/// duration the job rewrites, between [`BEGIN`] and [`END`].
-pub const README: &str = "README.md";
-pub const BEGIN: &str = "<!-- main-job:begin (written by bench-client all; do not edit) -->";
-pub const END: &str = "<!-- main-job:end -->";
-
-/// The name of the job's own record in `src/stamps.rs`' terms: it records every
-/// experiment's stamp in its table, and this word where one stamp would stand.
+/// What the job's own record says where one stamp would stand: it records every run's stamp
+/// in its table.
 pub const RECORD_STAMP: &str = "per experiment, in the table";
 
-/// One experiment of the main job.
-#[derive(Debug, Clone, Copy)]
-pub struct Experiment {
+/// One run of the main job: its experiment, and its arguments there.
+#[derive(Clone, Copy)]
+pub struct Run {
+    pub experiment: &'static dyn Entry,
+    pub run: &'static JobRun,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.run.name, self.experiment.name())
+    }
+}
+
+impl Run {
     /// What it is, and the folder it writes.
-    pub name: &'static str,
-    pub run: Run,
+    pub fn name(&self) -> &'static str {
+        self.run.name
+    }
+
+    /// The command line that runs it alone.
+    pub fn command_line(&self) -> String {
+        self.experiment.command_line(self.run)
+    }
+
+    /// Its plan, its arguments parsed as its command line gives them.
+    pub fn plan(&self) -> Result<Box<dyn Planned>, Error> {
+        Ok(self.experiment.planned_run(self.run)?)
+    }
+
+    /// The code its stamp covers, and where its results are: the folder it writes, or the
+    /// file a script does.
+    ///
+    /// # Panics
+    /// If its arguments do not parse (a unit test parses every run of the job).
+    pub fn results(&self) -> (Code, PathBuf) {
+        let planned = self
+            .plan()
+            .unwrap_or_else(|error| panic!("{}: {error}", self.name()));
+        (self.experiment.code(), planned.out().to_owned())
+    }
 }
 
-/// How an experiment runs.
-#[derive(Debug, Clone, Copy)]
-pub enum Run {
-    /// `bench-client` with these arguments.
-    Command(&'static [&'static str]),
-    /// A script of the repository, run from its root, with the file it writes, its entry in
-    /// `src/stamps.rs` and what it should take: for the criterion benches, which are not
-    /// this binary's to run.
-    Script {
-        path: &'static str,
-        writes: &'static str,
-        stamp: &'static str,
-        estimate: Duration,
-    },
+/// Every run of the main job, in order: each experiment of [`experiments::ALL`] in turn,
+/// with its runs.
+pub fn main_job() -> Vec<Run> {
+    (experiments::ALL.iter())
+        .flat_map(|&experiment| {
+            experiment
+                .job()
+                .iter()
+                .map(move |run| Run { experiment, run })
+        })
+        .collect()
 }
 
-/// One experiment as the job ran it, for [`RECORD`].
+/// One run as the job ran it, for [`RECORD`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Done {
     pub name: &'static str,
     pub command: String,
     /// The code stamp its results record.
-    pub stamp: &'static str,
+    pub stamp: String,
     pub took: Duration,
     /// What it wrote, or why it did not finish.
     pub outcome: Result<Ran, String>,
@@ -81,124 +104,34 @@ impl Done {
     }
 }
 
-impl Experiment {
-    /// The command line that runs it alone.
-    pub fn command_line(&self) -> String {
-        match self.run {
-            Run::Command(args) => std::iter::once("bench-client")
-                .chain(args.iter().copied())
-                .collect::<Vec<_>>()
-                .join(" "),
-            Run::Script { path, .. } => path.to_owned(),
-        }
-    }
-
-    /// Its command line, parsed as the binary parses its own; `None` for a script.
-    pub fn parse(&self) -> Option<Result<Cli, clap::Error>> {
-        match self.run {
-            Run::Command(args) => {
-                let argv = std::iter::once("bench-client").chain(args.iter().copied());
-                Some(Cli::try_parse_from(argv))
-            }
-            Run::Script { .. } => None,
-        }
-    }
-
-    /// Its name in `src/stamps.rs`, and where its results are: the folder a command
-    /// writes, or the file a script does.
-    ///
-    /// # Panics
-    /// If its command line does not parse to an experiment (a unit test checks them all).
-    pub fn results(&self) -> (&'static str, PathBuf) {
-        match (self.parse(), self.run) {
-            (_, Run::Script { writes, stamp, .. }) => (stamp, PathBuf::from(writes)),
-            (Some(Ok(cli)), _) => {
-                let planned = command::plan(&cli).expect("an experiment");
-                (planned.stamp_name(), planned.out().to_owned())
-            }
-            _ => panic!("{}: not an experiment's command line", self.name),
-        }
-    }
-}
-
-/// An experiment of the job with its command line parsed once.
-struct Parsed {
-    experiment: &'static Experiment,
-    cli: Option<Result<Cli, clap::Error>>,
-}
-
-impl Parsed {
-    fn new(experiment: &'static Experiment) -> Parsed {
-        let cli = experiment.parse();
-        Parsed { experiment, cli }
-    }
-
-    /// Its stage in the progress view.
-    fn stage(&self) -> Stage {
-        let name = self.experiment.name.to_owned();
-        match (&self.cli, self.experiment.run) {
-            (Some(Ok(cli)), _) => match command::plan(cli) {
-                Some(planned) => planned.stage(&name),
-                None => Stage::empty(name),
-            },
-            (_, Run::Script { estimate, .. }) => Stage {
-                name,
-                steps: 1,
-                estimate,
-            },
-            _ => Stage::empty(name),
-        }
-    }
-
-    /// Runs it, shown in `progress`; returns the code stamp its results record (none if it
-    /// could not start) and what it did.
-    async fn run(&self, progress: &mut Progress) -> (&'static str, Result<Ran, String>) {
-        let experiment = self.experiment;
-        match (&self.cli, experiment.run) {
-            (
-                _,
-                Run::Script {
-                    path,
-                    writes,
-                    stamp,
-                    estimate,
-                },
-            ) => {
-                progress.step("", path, estimate);
-                let outcome = scripts::run(Path::new(path), current_stamp(stamp)).await;
-                let outcome = outcome.map(|()| Ran {
-                    wrote: writes.to_owned(),
-                    failures: 0,
-                });
-                (current_stamp(stamp), outcome)
-            }
-            (Some(Ok(cli)), _) => match command::plan(cli) {
-                Some(planned) => (current_stamp(planned.stamp_name()), {
-                    let line = experiment.command_line();
-                    planned.run(line, progress, false).await
-                }),
-                None => ("", Err("measures nothing".to_owned())),
-            },
-            (Some(Err(error)), _) => ("", Err(format!("bad command line: {error}"))),
-            (None, Run::Command(_)) => unreachable!("a command always parses to something"),
-        }
-    }
-}
-
-/// Runs `experiments` of the main job, each whatever the others did. Returns what each did.
-pub async fn run_each(experiments: &[&'static Experiment]) -> Vec<Done> {
-    let parsed: Vec<Parsed> = experiments.iter().map(|e| Parsed::new(e)).collect();
-    let mut progress = Progress::new(parsed.iter().map(Parsed::stage).collect());
+/// Runs `runs`, each whatever the others did. Returns what each did.
+pub async fn run_each(runs: &[Run]) -> Vec<Done> {
+    let planned: Vec<Result<Box<dyn Planned>, Error>> = runs.iter().map(Run::plan).collect();
+    let stages = (runs.iter().zip(&planned)).map(|(run, planned)| match planned {
+        Ok(planned) => Stage {
+            name: run.name().to_owned(),
+            ..planned.stage()
+        },
+        Err(_) => Stage::empty(run.name().to_owned()),
+    });
+    let mut progress = Progress::new(stages.collect());
     let mut done = Vec::new();
-    for one in &parsed {
+    for (run, planned) in runs.iter().zip(planned) {
         let started = Instant::now();
-        let (stamp, outcome) = one.run(&mut progress).await;
+        let (stamp, outcome) = match planned {
+            Ok(planned) => {
+                let stamp = planned.stamp();
+                let outcome = planned.run(run.command_line(), &mut progress, false).await;
+                (stamp, outcome.map_err(|error| error.to_string()))
+            }
+            Err(error) => (String::new(), Err(error.to_string())),
+        };
         let took = started.elapsed();
-        progress.print(&record::ended_line(one.experiment.name, took, &outcome));
+        progress.print(&record::ended_line(run.name(), took, &outcome));
         progress.next_stage();
         done.push(Done {
-            name: one.experiment.name,
-            command: one.experiment.command_line(),
+            name: run.name(),
+            command: run.command_line(),
             stamp,
             took,
             outcome,
@@ -208,16 +141,16 @@ pub async fn run_each(experiments: &[&'static Experiment]) -> Vec<Done> {
     done
 }
 
-/// Runs the main job: every experiment, then the record and the README's sentence.
+/// Runs the main job: every run, then the record and the README's sentence.
 pub async fn run() -> Vec<Done> {
     let environment = Environment::with_stamp(RECORD_STAMP.to_owned());
-    let done = run_each(&MAIN_JOB.iter().collect::<Vec<_>>()).await;
-    if let Err(error) = write_atomically(Path::new(RECORD), record(&environment, &done).as_bytes())
-    {
+    let done = run_each(&main_job()).await;
+    let record = record(&environment, &done);
+    if let Err(error) = write_atomically(Path::new(RECORD), record.as_bytes()) {
         eprintln!("bench-client: cannot write {RECORD}: {error}");
     }
     let sentence = readme_sentence(&done);
-    if let Err(error) = readme::replace_block(Path::new(README), (BEGIN, END), &sentence) {
+    if let Err(error) = block::replace_in(Path::new(README), MAIN_JOB, &sentence) {
         eprintln!("bench-client: cannot refresh {README}: {error}");
     }
     eprintln!("wrote {RECORD}");
@@ -241,27 +174,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_experiment_of_the_job_is_a_valid_command_line() {
-        for experiment in &MAIN_JOB {
-            if let Some(parsed) = experiment.parse() {
-                let cli = parsed.unwrap_or_else(|error| panic!("{}: {error}", experiment.name));
-                assert!(command::plan(&cli).is_some(), "{}", experiment.name);
+    fn every_run_of_the_job_parses_as_its_command_line_does() {
+        for run in main_job() {
+            run.plan()
+                .unwrap_or_else(|error| panic!("{}: {error}", run.name()));
+            let line = run.command_line();
+            if let Some(args) = line.strip_prefix("bench-client") {
+                let argv = std::iter::once("bench-client").chain(args.split_whitespace());
+                let parsed = crate::cli::parse_from(argv);
+                assert!(
+                    matches!(&parsed, Ok(crate::cli::Parsed::Experiment { entry, .. })
+                        if entry.name() == run.experiment.name()),
+                    "{line}: {parsed:?}"
+                );
             }
         }
     }
 
     #[test]
-    fn every_experiment_of_the_job_has_a_stamp_and_its_own_results() {
+    fn every_run_of_the_job_has_its_own_results() {
         let mut outs = Vec::new();
-        for experiment in &MAIN_JOB {
-            let (stamp, out) = experiment.results();
-            assert!(crate::stamps::find(stamp).is_some(), "{}", experiment.name);
-            assert!(
-                !outs.contains(&out),
-                "{}: {}",
-                experiment.name,
-                out.display()
-            );
+        for run in main_job() {
+            let (_, out) = run.results();
+            assert!(!outs.contains(&out), "{}: {}", run.name(), out.display());
             outs.push(out);
         }
     }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::Done;
-use crate::command::Ran;
+use crate::experiments::Ran;
 use crate::measure::environment::Environment;
 use crate::progress;
 

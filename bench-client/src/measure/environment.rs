@@ -5,20 +5,15 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
-/// Each experiment's stamp over the sources this binary was built from, by `build.rs`.
-pub const CURRENT_STAMPS: &[(&str, &str)] =
-    include!(concat!(env!("OUT_DIR"), "/current_stamps.rs"));
+use crate::stamps::{Code, Digest};
 
-/// The stamp of the experiment named `experiment` in this build.
-///
-/// # Panics
-/// If [`crate::stamps::EXPERIMENTS`] does not name it: a name the code spells wrong.
-pub fn current_stamp(experiment: &str) -> &'static str {
-    CURRENT_STAMPS
-        .iter()
-        .find(|(name, _)| *name == experiment)
-        .map(|(_, stamp)| *stamp)
-        .unwrap_or_else(|| panic!("{experiment:?} is not in src/stamps.rs"))
+/// Every source a code stamp may cover, with its digest, as this binary was built from them
+/// (`build.rs`, with `stamps::digests`).
+pub const DIGESTS: &[Digest<'static>] = include!(concat!(env!("OUT_DIR"), "/digests.rs"));
+
+/// The stamp of the experiment whose code is `code`, over the sources of this build.
+pub fn current_stamp(code: &Code) -> String {
+    code.stamp(DIGESTS)
 }
 
 /// The machine, the build and the commit of one run.
@@ -29,7 +24,7 @@ pub struct Environment {
     /// `git rev-parse HEAD`, with `+dirty` if the tracked files other than the results and
     /// the README differ from it.
     pub git_commit: String,
-    /// A digest of the sources that measure this experiment (`src/stamps.rs` lists them),
+    /// A digest of the sources that measure this experiment (its `Code`, `src/stamps.rs`),
     /// as this binary was built from them: results that record another were measured by
     /// other code, which the test `fresh_results` and `bench-client all --stale` catch.
     /// Empty in results from before it.
@@ -49,9 +44,9 @@ pub struct Environment {
 
 impl Environment {
     /// Reads the environment of this machine and process now, for the results of the
-    /// experiment named `experiment` in [`crate::stamps::EXPERIMENTS`].
-    pub fn capture(experiment: &str) -> Environment {
-        Environment::with_stamp(current_stamp(experiment).to_owned())
+    /// experiment whose code is `code`.
+    pub fn capture(code: &Code) -> Environment {
+        Environment::with_stamp(current_stamp(code))
     }
 
     /// Reads the environment of this machine and process now, with `code_stamp`.
@@ -163,8 +158,13 @@ mod tests {
 
     #[test]
     fn capture_fills_what_this_machine_can_tell() {
-        let env = Environment::capture(crate::stamps::RACE);
-        assert_eq!(env.code_stamp, current_stamp(crate::stamps::RACE));
+        let code = Code {
+            own: &["bench-client/src/experiments/race"],
+            drives_servers: true,
+            reads_servers: false,
+        };
+        let env = Environment::capture(&code);
+        assert_eq!(env.code_stamp, current_stamp(&code));
         assert_eq!(env.code_stamp.len(), 16, "{}", env.code_stamp);
         assert!(env.cores >= 1);
         assert!(env.rustc.starts_with("rustc "), "{}", env.rustc);

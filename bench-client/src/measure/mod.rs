@@ -8,6 +8,8 @@
 //! - [`wire`]: the burst's own HTTP/1.1 on plain TCP, a request encoded once, answers parsed
 //!   with `httparse`;
 //! - [`burst`]: N concurrent requests of one route;
+//! - [`placed`]: a burst with a ping placed among it, on connections the client holds, read
+//!   back against the server's record of events;
 //! - [`probe`]: the two probes of `/ping`, closed loop and open loop, in one vocabulary;
 //! - [`cpu`]: the CPU time of the client and of the server during each case;
 //! - [`kernel`]: what `/proc` says of our connections: accept queues, drops, retransmits;
@@ -25,6 +27,7 @@ pub mod environment;
 pub mod fixtures;
 pub mod http;
 pub mod kernel;
+pub mod placed;
 pub mod probe;
 pub mod session;
 pub mod stalls;

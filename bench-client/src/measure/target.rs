@@ -81,15 +81,25 @@ impl Target {
         }
     }
 
-    /// A server variant of the at-rest experiment: its server in `dir`, with the variable
-    /// that selects it, at one reactor thread.
+    /// A server variant: its server in `dir`, started as it (`--variant NAME`), at one
+    /// reactor thread.
     pub fn variant(variant: &Variant, dir: &Path) -> Target {
+        Target::variants(variant.label, variant.server, &[variant], dir)
+    }
+
+    /// The server `server` in `dir` started as each of `variants` at once, at one reactor
+    /// thread, named `name`.
+    pub fn variants(name: &str, server: &str, variants: &[&Variant], dir: &Path) -> Target {
         Target::Spawn {
-            name: variant.label.to_owned(),
+            name: name.to_owned(),
             launcher: Launcher {
-                env: vec![(variant.variable.to_owned(), "1".to_owned())],
+                args: variants
+                    .iter()
+                    .flat_map(|variant| variant.args())
+                    .map(str::to_owned)
+                    .collect(),
                 only_threads: Some(1),
-                ..Launcher::program(dir.join(variant.server))
+                ..Launcher::program(dir.join(server))
             },
         }
     }
@@ -111,6 +121,8 @@ impl Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launcher {
     pub program: PathBuf,
+    /// Arguments it always gets before the run's own: the variants it runs as.
+    pub args: Vec<String>,
     /// Variables set for it, beyond the client's own environment.
     pub env: Vec<(String, String)>,
     /// The one reactor-thread count it supports, if it supports only one.
@@ -124,6 +136,7 @@ impl Launcher {
     pub fn program(program: PathBuf) -> Launcher {
         Launcher {
             program,
+            args: Vec::new(),
             env: Vec::new(),
             only_threads: None,
             ready_within: READY_WITHIN,
@@ -138,7 +151,8 @@ impl Launcher {
                 path: self.program.clone(),
             });
         }
-        ServerProcess::spawn(name, &self.program, args, &self.env, self.ready_within).await
+        let args = [&self.args[..], args].concat();
+        ServerProcess::spawn(name, &self.program, &args, &self.env, self.ready_within).await
     }
 }
 

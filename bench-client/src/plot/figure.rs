@@ -28,14 +28,14 @@ pub(super) const PALETTE: [RGBColor; 9] = [
 /// The radius of a measured point's dot, in pixels.
 const DOT_RADIUS: i32 = 3;
 /// The reference line is grey and dashed: a guide, not a measurement.
-pub(super) const REFERENCE_COLOUR: RGBColor = RGBColor(110, 110, 110);
+pub const REFERENCE_COLOUR: RGBColor = RGBColor(110, 110, 110);
 
 /// A mark such as the probe timeout: dark red, apart from the series' colours.
 const MARK_COLOUR: RGBColor = RGBColor(160, 20, 20);
 /// The band above the plot that holds the marks' labels, in pixels.
 const MARK_BAND: u32 = 22;
 
-pub(super) const FONT: &str = "sans-serif";
+pub const FONT: &str = "sans-serif";
 /// plotters writes `font-size = size / PLOTTERS_FONT_SCALE` into the SVG; the sizes below
 /// are before that division.
 const PLOTTERS_FONT_SCALE: f64 = 1.24;

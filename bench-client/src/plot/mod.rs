@@ -9,7 +9,7 @@
 //!   the whole distribution where a percentile table shows only a few points of it;
 //! - [`timeline::timeline`]: every request and ping of the comparison's cases on one clock,
 //!   a panel per stack and route (its own module documents its marks);
-//! - [`race::race`]: the race's trials, a dot per trial at the closed-loop ping's slowest
+//! - the race's plot (`experiments/race/views/plot.rs`): the race's trials, a dot per trial at the closed-loop ping's slowest
 //!   wait in sleeps, a row per stack and connect mode (its own module documents its marks).
 //!
 //! The caller writes the figure (the reports write every file atomically).
@@ -44,8 +44,7 @@
 //! [`scale`] holds the axes' arithmetic (ranges, ticks, the CDF's steps), [`figure`] the
 //! drawing.
 
-mod figure;
-pub mod race;
+pub(crate) mod figure;
 pub mod scale;
 pub mod timeline;
 
@@ -89,12 +88,16 @@ pub struct LatencySamples {
     /// Pings (or requests) that failed: they count in the whole as if they took forever, so
     /// the curve stops short of 1 by their share and the legend says how many.
     pub failed: usize,
+    /// How many answers `latencies_ms` stand for, where they are evenly spaced ones of more
+    /// (a sweep point's completions); `None`: they are every answer.
+    pub answered: Option<usize>,
 }
 
 impl LatencySamples {
-    /// The samples that can be drawn, the failures aside.
+    /// The answers the samples stand for, the failures aside.
     fn answered(&self) -> usize {
-        self.latencies_ms.iter().filter(|ms| ms.is_finite()).count()
+        (self.answered)
+            .unwrap_or_else(|| self.latencies_ms.iter().filter(|ms| ms.is_finite()).count())
     }
 
     /// The legend's words: the label, and "k of n got no answer" when some failed.
@@ -128,10 +131,10 @@ impl Mark {
     /// The line a probe's answer must come before: Kubernetes' default probe timeout.
     pub fn probe_timeout() -> Mark {
         Mark {
-            x: crate::experiments::race::PROBE_TIMEOUT_MS,
+            x: crate::measure::probe::PROBE_TIMEOUT_MS,
             label: format!(
                 "{} s: a Kubernetes probe's default timeout",
-                crate::experiments::race::PROBE_TIMEOUT_MS / 1000.0
+                crate::measure::probe::PROBE_TIMEOUT_MS / 1000.0
             ),
         }
     }

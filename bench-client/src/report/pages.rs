@@ -18,10 +18,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// How a block's first line starts; the rest of that line is `FILE#HEADING -->`.
-pub const BEGIN: &str = "<!-- figures:begin ";
-/// How a block ends.
-pub const END: &str = "<!-- figures:end -->";
+use super::block::FIGURES;
+use crate::Error;
 
 /// The pages whose blocks [`refresh_all`] rewrites, from the repository's root: the README
 /// and every Markdown file directly under these folders.
@@ -44,15 +42,16 @@ pub fn pages(root: &Path) -> Vec<PathBuf> {
 }
 
 /// Rewrites every figures block of every page under `root`; returns the pages it changed.
-pub fn refresh_all(root: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn refresh_all(root: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut changed = Vec::new();
     for page in pages(root) {
-        let text =
-            std::fs::read_to_string(&page).map_err(|e| format!("{}: {e}", page.display()))?;
-        let fresh = refresh(&text, &page, root)?;
+        let text = std::fs::read_to_string(&page).map_err(Error::read(&page))?;
+        let fresh = refresh(&text, &page, root).map_err(|reason| Error::Page {
+            page: page.clone(),
+            reason,
+        })?;
         if fresh != text {
-            super::write_atomically(&page, fresh.as_bytes())
-                .map_err(|e| format!("{}: {e}", page.display()))?;
+            super::write_atomically(&page, fresh.as_bytes()).map_err(Error::write(&page))?;
             changed.push(page);
         }
     }
@@ -61,37 +60,8 @@ pub fn refresh_all(root: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// `text` (the page at `page`) with each figures block rewritten from its results file.
 pub fn refresh(text: &str, page: &Path, root: &Path) -> Result<String, String> {
-    let at = |line: usize, why: String| format!("{}:{}: {why}", page.display(), line + 1);
     let page_dir = relative_dir(page, root);
-    let mut out = String::with_capacity(text.len());
-    let mut lines = text.lines().enumerate();
-    while let Some((number, line)) = lines.next() {
-        out.push_str(line);
-        out.push('\n');
-        let Some(spec) = line.strip_prefix(BEGIN) else {
-            continue;
-        };
-        let spec = spec.trim_end().strip_suffix("-->").unwrap_or(spec).trim();
-        let body = block(root, &page_dir, spec).map_err(|why| at(number, why))?;
-        skip_to_end(&mut lines).map_err(|why| at(number, why))?;
-        out.push_str(&body);
-        out.push_str(END);
-        out.push('\n');
-    }
-    Ok(out)
-}
-
-/// Consumes the old block's lines through its end marker.
-fn skip_to_end<'a>(lines: &mut impl Iterator<Item = (usize, &'a str)>) -> Result<(), String> {
-    for (_, line) in lines.by_ref() {
-        if line.trim() == END {
-            return Ok(());
-        }
-        if line.starts_with(BEGIN) {
-            break;
-        }
-    }
-    Err(format!("a figures block without its `{END}`"))
+    FIGURES.rewrite(text, |spec| block(root, &page_dir, spec))
 }
 
 /// The block for `spec` (`FILE#HEADING`, FILE from the repository's root), seen from a page

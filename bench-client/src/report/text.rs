@@ -1,11 +1,9 @@
 //! How figures and names are printed, the same in every table, finding and legend.
 
-use crate::experiments::comparison::Case;
 use crate::measure::burst::Connect;
 use crate::measure::cpu::CpuUse;
 use crate::measure::kernel::TcpCounters;
 use crate::measure::stalls::StallsSeen;
-use crate::measure::stats::Verdict;
 
 /// A latency, or any short time, in ms for a table: one decimal, two below 1 ms (loopback
 /// pings take tens of µs); "-" for none.
@@ -44,14 +42,6 @@ pub fn cell(text: &str) -> String {
 /// "1 reactor thread", "4 reactor threads".
 pub fn reactor_threads(n: usize) -> String {
     format!("{n} reactor thread{}", if n == 1 { "" } else { "s" })
-}
-
-/// A case's verdict, with how many requests failed if any did: "failed 1/10".
-pub fn verdict(case: &Case) -> String {
-    match case.verdict {
-        Verdict::Failed => format!("failed {}/{}", case.err, case.n),
-        verdict => verdict.to_string(),
-    }
 }
 
 /// What the kernel did to a case's connections, if anything: "kernel: 950 listen overflows,
@@ -93,19 +83,6 @@ pub fn stalls(seen: Option<&StallsSeen>) -> String {
     }
 }
 
-/// "reactor: main", "pool: blocking-* (10 threads)", or what is known.
-pub fn where_it_ran(case: &Case) -> String {
-    let place = match case.on_reactor {
-        Some(true) => "reactor",
-        Some(false) => "pool",
-        None => "mixed",
-    };
-    match &case.sleep_thread {
-        Some(thread) => format!("{place}: {}", shorten(thread)),
-        None => "not reported".to_owned(),
-    }
-}
-
 /// How a burst's connections were made, in a sentence's words.
 pub fn connect_text(connect: Connect) -> &'static str {
     match connect {
@@ -129,7 +106,7 @@ pub fn cpu_cells(cpu: Option<CpuUse>) -> String {
 
 /// Many pool threads make a long list; the table needs the gist: `blocking-* (10 threads)`
 /// when the names differ only in their number.
-fn shorten(threads: &str) -> String {
+pub fn shorten(threads: &str) -> String {
     let names: Vec<&str> = threads.split(", ").collect();
     if names.len() <= 2 {
         return threads.to_owned();

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use bench_client::experiments::comparison::Report;
 use bench_client::measure::http::Endpoint;
 use bench_client::measure::target;
-use bench_client::report::Report;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;

@@ -41,7 +41,7 @@ use axum::routing::get;
 use compio::net::TcpStream;
 use cyper_core::HyperStream;
 use demo_contract::for_axum::{self, unmatched};
-use demo_contract::for_compio::{self, RUNTIME};
+use demo_contract::for_compio;
 use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
 use send_wrapper::SendWrapper;
 
@@ -184,7 +184,7 @@ async fn ok_file_await(State(demo): State<Demo>) -> Result<IoWork, ApiError> {
 
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
-    let demo = Demo::new(&STACK, RUNTIME, &args);
+    let demo = Demo::new(&STACK, for_compio::runtime(&args), &args);
     let mut app = Router::new()
         .route(Route::Ping.path(), get(ping))
         .route(Route::Bad.path(), get(bad))

@@ -1,10 +1,12 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
-use clap::builder::RangedU64ValueParser;
+use std::fmt::Write as _;
+
+use clap::builder::{PossibleValuesParser, RangedU64ValueParser};
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use crate::{MAX_SLEEP_MS, Stack};
+use crate::{MAX_SLEEP_MS, Stack, variant};
 
 /// The largest `--blocking-threads`: the `blocking` crate (async-std, smol) clamps the pool
 /// size it reads from its environment variable to `1..=10000`; every stack takes that range.
@@ -85,6 +87,11 @@ pub struct Args {
     /// The file the file routes read, whole
     #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
+
+    /// Run as one of this server's variants, each of which changes one arrangement that an
+    /// experiment tests (listed below); repeatable; needs --threads 1
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
 }
 
 impl Args {
@@ -100,12 +107,22 @@ impl Args {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let mut command = Args::command()
-            .name(stack.server)
-            .bin_name(stack.server)
-            .about(stack.about);
+        let mut command = with_variants(
+            Args::command()
+                .name(stack.server)
+                .bin_name(stack.server)
+                .about(stack.about),
+            stack.server,
+        );
         let matches = command.try_get_matches_from_mut(args)?;
         let args = Args::from_arg_matches(&matches).map_err(|error| error.format(&mut command))?;
+        if !args.variants.is_empty() && args.threads != 1 {
+            // Each variant changes one arrangement of a one-thread server.
+            return Err(command.error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--variant needs --threads 1",
+            ));
+        }
         if args.health_port.is_some() && args.stall_ms == 0 {
             // With the detector off, the health check could only ever answer 200: a lie.
             return Err(command.error(
@@ -120,6 +137,33 @@ impl Args {
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.host, self.port)
     }
+}
+
+/// `command` with `--variant` taking the variants of `server` only, listed with what each
+/// changes after the help; hidden on a server that has none.
+fn with_variants(command: clap::Command, server: &str) -> clap::Command {
+    let variants: Vec<&variant::Variant> = variant::of_server(server).collect();
+    let names: Vec<&str> = variants.iter().map(|variant| variant.name).collect();
+    if variants.is_empty() {
+        // No value is one of its variants: every --variant is a usage error.
+        return command.mut_arg("variants", |arg| {
+            arg.hide(true)
+                .value_parser(PossibleValuesParser::new(names))
+        });
+    }
+    let mut list = String::from("Variants (--variant NAME):");
+    for variant in &variants {
+        let _ = write!(list, "\n  {}: {}", variant.name, variant.about);
+    }
+    let after = command
+        .get_after_help()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    command
+        .mut_arg("variants", |arg| {
+            arg.value_parser(PossibleValuesParser::new(names))
+        })
+        .after_help(format!("{after}\n\n{list}"))
 }
 
 #[cfg(test)]
@@ -231,6 +275,44 @@ mod tests {
             let error = parse(bad).unwrap_err();
             assert_eq!(error.exit_code(), 2, "{bad:?}");
         }
+    }
+
+    /// A server that has variants: its name is one of the list's.
+    static NTEX: Stack = Stack {
+        server: "demo-ntex",
+        ..STACK
+    };
+
+    #[test]
+    fn a_variant_is_one_of_the_servers_own_at_one_thread() {
+        let parse_ntex = |args: &[&str]| {
+            Args::try_parse_for(
+                &NTEX,
+                std::iter::once("demo-ntex").chain(args.iter().copied()),
+            )
+        };
+        let args = parse_ntex(&["--variant", "epoll", "--variant", "direct-write"]).unwrap();
+        assert_eq!(args.variants, ["epoll", "direct-write"]);
+        assert!(variant::NTEX_EPOLL.requested(&args));
+        assert!(!variant::NTEX_EVENT_INTERVAL_2.requested(&args));
+        for bad in [
+            &["--variant", "sqpoll"][..],
+            &["--variant", "epoll", "--threads", "2"],
+        ] {
+            assert_eq!(parse_ntex(bad).unwrap_err().exit_code(), 2, "{bad:?}");
+        }
+        let help = parse_ntex(&["--help"]).unwrap_err().to_string();
+        assert!(help.contains("--variant <NAME>"), "{help}");
+        assert!(
+            help.contains("  epoll: ntex-net's polling reactor"),
+            "{help}"
+        );
+        assert_eq!(parse(&["--variant", "epoll"]).unwrap_err().exit_code(), 2);
+        let help = parse(&["--help"]).unwrap_err().to_string();
+        assert!(
+            !help.contains("--variant"),
+            "a server without variants: {help}"
+        );
     }
 
     #[test]

@@ -130,7 +130,7 @@ pub fn serve(
     IntoMakeServiceWithConnectInfo<Router, Peer>,
     AddExtension<Router, ConnectInfo<Peer>>,
 > {
-    let app = if AXUM_TASK_MONITOR.requested_at(demo.reactor_threads) {
+    let app = if demo.runs(&AXUM_TASK_MONITOR) {
         let monitors: &'static RouteMonitors = Box::leak(Box::default());
         tokio::spawn(monitors.report());
         app.layer(from_fn_with_state(monitors, monitor_request))

@@ -26,8 +26,13 @@ use crate::shutdown::Shutdown;
 use crate::variant::{COMPIO_EPOLL, COMPIO_EVENT_INTERVAL_1, COMPIO_SQPOLL};
 use crate::{Args, Demo, exit_without_io_uring};
 
-/// The label `/ping` reports.
-pub const RUNTIME: &str = "compio (io_uring), one runtime per thread";
+/// The label `/ping` reports: the driver the command line chose.
+pub fn runtime(args: &Args) -> &'static str {
+    match COMPIO_EPOLL.requested(args) {
+        false => "compio (io_uring), one runtime per thread",
+        true => "compio (epoll), one runtime per thread",
+    }
+}
 
 /// Serves `app` as the command line asks, until SIGINT or SIGTERM.
 ///

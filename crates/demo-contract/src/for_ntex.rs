@@ -31,8 +31,13 @@ use crate::{
     StallsJson, Work, exit_without_io_uring,
 };
 
-/// The label `/ping` reports.
-pub const RUNTIME: &str = "ntex-rt neon (io_uring), one runtime per worker";
+/// The label `/ping` reports: the driver the command line chose.
+pub fn runtime(args: &Args) -> &'static str {
+    match NTEX_EPOLL.requested(args) {
+        false => "ntex-rt neon (io_uring), one runtime per worker",
+        true => "ntex-rt neon (epoll), one runtime per worker",
+    }
+}
 
 /// Extractors run on the worker that polls the handler: the right place to mark it.
 impl<Err> FromRequest<Err> for Sleep {

@@ -108,13 +108,15 @@ fn poll_hooks(builder: &mut Builder) -> io::Result<()> {
 /// Without tokio's unstable API the variant cannot be built: a clear error, no server.
 #[cfg(not(tokio_unstable))]
 fn poll_hooks(_: &mut Builder) -> io::Result<()> {
-    Err(unstable_only(TOKIO_POLL_HOOKS.variable))
+    Err(unstable_only(&TOKIO_POLL_HOOKS))
 }
 
 #[cfg(not(tokio_unstable))]
-fn unstable_only(variable: &str) -> io::Error {
+fn unstable_only(variant: &crate::variant::Variant) -> io::Error {
     io::Error::other(format!(
-        "{variable} needs a build with RUSTFLAGS=\"--cfg tokio_unstable\" (scripts/run.sh makes one)"
+        "--variant {} needs a build with RUSTFLAGS=\"--cfg tokio_unstable\" (scripts/run.sh \
+         makes one)",
+        variant.name
     ))
 }
 
@@ -128,7 +130,7 @@ fn tokio_console() -> io::Result<()> {
 /// Without tokio's unstable API tokio emits no task spans: a clear error, no server.
 #[cfg(not(tokio_unstable))]
 fn tokio_console() -> io::Result<()> {
-    Err(unstable_only(TOKIO_CONSOLE.variable))
+    Err(unstable_only(&TOKIO_CONSOLE))
 }
 
 impl Shutdown {

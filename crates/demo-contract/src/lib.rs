@@ -90,6 +90,8 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::variant::Variant;
+
 /// How long a server waits, after SIGINT or SIGTERM, for requests in flight before it exits.
 /// One maximal `?ms=` sleep fits in it.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -197,6 +199,8 @@ pub struct Demo {
     pub runtime: &'static str,
     /// How many threads poll request futures.
     pub reactor_threads: usize,
+    /// The variants it was started as (`--variant`): the names its command line gave.
+    pub variants: &'static [String],
     /// The sleep of a work route without `?ms=`.
     pub default_sleep: Duration,
     /// The stall detector (`--stall-ms`). Made once per process and leaked: it lives as long
@@ -232,10 +236,16 @@ impl Demo {
             stack,
             runtime,
             reactor_threads: args.threads,
+            variants: args.variants.clone().leak(),
             default_sleep: Duration::from_millis(args.sleep_ms),
             watch: Box::leak(Box::new(watch)),
             events: Box::leak(Box::new(EventLog::start(args.events))),
         }
+    }
+
+    /// Whether it was started as `variant`.
+    pub fn runs(&self, variant: &Variant) -> bool {
+        self.variants.iter().any(|name| name == variant.name)
     }
 
     /// The body of `/ping`.
@@ -391,6 +401,7 @@ mod tests {
             stack: &STACK,
             runtime: "test",
             reactor_threads: 1,
+            variants: &[],
             default_sleep: Duration::from_millis(5),
             watch: watch_off(),
             events: &EVENTS_OFF,
@@ -415,6 +426,7 @@ mod tests {
             stack: &STACK,
             runtime: "test",
             reactor_threads: 1,
+            variants: &[],
             default_sleep: Duration::ZERO,
             watch: watch_off(),
             events: &EVENTS_OFF,
@@ -435,6 +447,7 @@ mod tests {
             stack: &STACK,
             runtime: "rt",
             reactor_threads: 3,
+            variants: &[],
             default_sleep: Duration::ZERO,
             watch: watch_off(),
             events: &EVENTS_OFF,

@@ -1,6 +1,7 @@
-//! The experiments' server variants. A server started with `--threads 1` and its variant's
-//! variable set to `1` differs from its stock self in one arrangement, so that an experiment
-//! can tell that arrangement's effect apart from everything else about a stack.
+//! The experiments' server variants. A server started with `--threads 1 --variant NAME`
+//! differs from its stock self in one arrangement, so that an experiment can tell that
+//! arrangement's effect apart from everything else about a stack. Each server's `--help`
+//! lists its own ([`of_server`]), with what each changes; the parser refuses any other.
 //!
 //! The first two are the at-rest experiment's ([`VARIANTS`]): they arrange the threads
 //! differently, to tell the cost of one thread waking another. The other three are the race
@@ -22,16 +23,18 @@
 //!   runtime builders of `for_compio::run` and `for_ntex::run`;
 //! - [`COMPIO_EPOLL`], [`COMPIO_SQPOLL`], [`NTEX_EPOLL`] and [`NTEX_DIRECT_WRITE`], the
 //!   io_uring experiment's ([`URING_VARIANTS`]), in the same functions.
-//!
-//! The servers' `main.rs` never mention them.
 
 use crate::Args;
 
-/// One variant: which server, the variable that selects it, and its name in the results.
+/// The flag that selects a variant: `--variant NAME`, repeatable.
+pub const FLAG: &str = "--variant";
+
+/// One variant: which server, its name on that server's command line (`--variant NAME`), and
+/// its name in the results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub server: &'static str,
-    pub variable: &'static str,
+    pub name: &'static str,
     pub label: &'static str,
     /// What it changes, in a sentence, for the results.
     pub about: &'static str,
@@ -40,7 +43,7 @@ pub struct Variant {
 /// demo-hyper-smol with no executor thread (`about` says what changes).
 pub const SMOL_EXECUTOR_ON_MAIN: Variant = Variant {
     server: "demo-hyper-smol",
-    variable: "DEMO_SMOL_EXECUTOR_ON_MAIN",
+    name: "executor-on-main",
     label: "demo-hyper-smol (executor on main)",
     about: "no executor thread: the main thread runs the executor inside async-io's \
             `block_on`, which waits on epoll itself when it holds the reactor's lock; \
@@ -50,7 +53,7 @@ pub const SMOL_EXECUTOR_ON_MAIN: Variant = Variant {
 /// demo-hyper-tokio with its epoll on a worker thread apart (`about` says what changes).
 pub const TOKIO_REACTOR_ON_WORKER: Variant = Variant {
     server: "demo-hyper-tokio",
-    variable: "DEMO_TOKIO_REACTOR_ON_WORKER",
+    name: "reactor-on-worker",
     label: "demo-hyper-tokio (reactor on a worker)",
     about: "requests polled on the main thread (a `LocalSet`) while the one worker of a \
             `multi_thread` runtime waits on epoll: every readiness wakes the worker, which \
@@ -60,7 +63,7 @@ pub const TOKIO_REACTOR_ON_WORKER: Variant = Variant {
 /// demo-actix with actix-http's `client_request_timeout` off (`about` says what changes).
 pub const ACTIX_REQUEST_TIMEOUT_OFF: Variant = Variant {
     server: "demo-actix",
-    variable: "DEMO_ACTIX_REQUEST_TIMEOUT_OFF",
+    name: "request-timeout-off",
     label: "demo-actix (client_request_timeout off)",
     about: "actix-http's client_request_timeout set to 0: a new connection has no deadline \
             for its first request's head, so no 408 whatever the worker's cached clock says",
@@ -69,7 +72,7 @@ pub const ACTIX_REQUEST_TIMEOUT_OFF: Variant = Variant {
 /// demo-actix with a keep-alive of 60 s instead of 5 (`about` says what changes).
 pub const ACTIX_KEEP_ALIVE_60S: Variant = Variant {
     server: "demo-actix",
-    variable: "DEMO_ACTIX_KEEP_ALIVE_60S",
+    name: "keep-alive-60s",
     label: "demo-actix (keep-alive 60 s)",
     about: "actix-http's keep_alive set to 60 s instead of its default 5 s: an idle \
             keep-alive connection whose next request waits unread behind a blocked worker is \
@@ -79,7 +82,7 @@ pub const ACTIX_KEEP_ALIVE_60S: Variant = Variant {
 /// A tokio server polling its I/O driver after every task (`about` says what changes).
 pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
     server: "demo-hyper-tokio",
-    variable: "DEMO_TOKIO_EVENT_INTERVAL_1",
+    name: "event-interval-1",
     label: "demo-hyper-tokio (event_interval 1)",
     about: "tokio's Builder::event_interval(1): the scheduler polls the I/O driver after \
             every task instead of every 61, so readiness of other sockets is seen between \
@@ -89,7 +92,7 @@ pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
 /// demo-axum with tokio-metrics' `TaskMonitor` on every route (`about` says what changes).
 pub const AXUM_TASK_MONITOR: Variant = Variant {
     server: "demo-axum",
-    variable: "DEMO_AXUM_TASK_MONITOR",
+    name: "task-monitor",
     label: "demo-axum (tokio-metrics TaskMonitor)",
     about: "one tokio-metrics TaskMonitor per route (slow-poll threshold 100 ms), its \
             intervals sampled every 100 ms by a task on the server's runtime, as the crate's \
@@ -102,7 +105,7 @@ pub const AXUM_TASK_MONITOR: Variant = Variant {
 /// exits.
 pub const TOKIO_POLL_HOOKS: Variant = Variant {
     server: "demo-hyper-tokio",
-    variable: "DEMO_TOKIO_POLL_HOOKS",
+    name: "poll-hooks",
     label: "demo-hyper-tokio (tokio poll hooks)",
     about: "tokio's on_before_task_poll and on_after_task_poll (unstable API, in a build \
             with --cfg tokio_unstable) stamping each task poll's start, the task's id and \
@@ -115,7 +118,7 @@ pub const TOKIO_POLL_HOOKS: Variant = Variant {
 /// binary; without either the server says so and exits.
 pub const TOKIO_CONSOLE: Variant = Variant {
     server: "demo-hyper-tokio",
-    variable: "DEMO_TOKIO_CONSOLE",
+    name: "console",
     label: "demo-hyper-tokio (tokio-console)",
     about: "console-subscriber 0.5 (default features off) installed as its README says, in a \
             build with --cfg tokio_unstable, its gRPC server on 127.0.0.1 (the port in \
@@ -130,7 +133,7 @@ pub const TOKIO_CONSOLE: Variant = Variant {
 /// demo-axum-compio polling io_uring after every task (`about` says what changes).
 pub const COMPIO_EVENT_INTERVAL_1: Variant = Variant {
     server: "demo-axum-compio",
-    variable: "DEMO_COMPIO_EVENT_INTERVAL_1",
+    name: "event-interval-1",
     label: "demo-axum-compio (event_interval 1)",
     about: "compio's RuntimeBuilder::event_interval(1): the runtime reaps io_uring's \
             completions after every task poll instead of every 61, so a task that yields by \
@@ -140,7 +143,7 @@ pub const COMPIO_EVENT_INTERVAL_1: Variant = Variant {
 /// demo-ntex polling io_uring after every other task (`about` says what changes).
 pub const NTEX_EVENT_INTERVAL_2: Variant = Variant {
     server: "demo-ntex",
-    variable: "DEMO_NTEX_EVENT_INTERVAL_2",
+    name: "event-interval-2",
     label: "demo-ntex (event_interval 2)",
     about: "ntex-rt's RuntimeBuilder::event_interval(2): the runtime polls its io_uring \
             after every two task polls instead of 61, so a task that yields by waking itself \
@@ -152,7 +155,7 @@ pub const NTEX_EVENT_INTERVAL_2: Variant = Variant {
 /// demo-axum-compio on compio's epoll driver (`about` says what changes).
 pub const COMPIO_EPOLL: Variant = Variant {
     server: "demo-axum-compio",
-    variable: "DEMO_COMPIO_EPOLL",
+    name: "epoll",
     label: "demo-axum-compio (epoll driver)",
     about: "compio's ProactorBuilder::driver_type(DriverType::Poll), the same build's \
             readiness driver: a socket operation is tried at once in the task that makes it \
@@ -164,7 +167,7 @@ pub const COMPIO_EPOLL: Variant = Variant {
 /// changes).
 pub const COMPIO_SQPOLL: Variant = Variant {
     server: "demo-axum-compio",
-    variable: "DEMO_COMPIO_SQPOLL",
+    name: "sqpoll",
     label: "demo-axum-compio (io_uring SQPOLL)",
     about: "compio's ProactorBuilder::sqpoll_idle(1 s): a kernel thread polls io_uring's \
             submission queue, so an operation queued by a task (compio publishes the queue's \
@@ -175,7 +178,7 @@ pub const COMPIO_SQPOLL: Variant = Variant {
 /// demo-ntex on ntex's epoll reactor (`about` says what changes).
 pub const NTEX_EPOLL: Variant = Variant {
     server: "demo-ntex",
-    variable: "DEMO_NTEX_EPOLL",
+    name: "epoll",
     label: "demo-ntex (epoll reactor)",
     about: "ntex-net's polling reactor (ntex::rt::polling, built in every Linux build) in \
             place of its io_uring one: an answer put in a connection's write buffer is written \
@@ -186,7 +189,7 @@ pub const NTEX_EPOLL: Variant = Variant {
 /// demo-ntex writing an answer from the task that made it (`about` says what changes).
 pub const NTEX_DIRECT_WRITE: Variant = Variant {
     server: "demo-ntex",
-    variable: "DEMO_NTEX_DIRECT_WRITE",
+    name: "direct-write",
     label: "demo-ntex (write threshold 1 byte)",
     about: "ntex-io's IoConfig::set_write_buf_threshold(1) instead of 8 KiB: an answer put in \
             a connection's write buffer is handed to the reactor at once (Handle::write, a \
@@ -219,14 +222,51 @@ pub const RACE_VARIANTS: [Variant; 3] = [
     TOKIO_EVENT_INTERVAL_1,
 ];
 
+/// Every variant, of every server.
+pub const ALL: [Variant; 14] = [
+    SMOL_EXECUTOR_ON_MAIN,
+    TOKIO_REACTOR_ON_WORKER,
+    ACTIX_REQUEST_TIMEOUT_OFF,
+    ACTIX_KEEP_ALIVE_60S,
+    TOKIO_EVENT_INTERVAL_1,
+    AXUM_TASK_MONITOR,
+    TOKIO_POLL_HOOKS,
+    TOKIO_CONSOLE,
+    COMPIO_EVENT_INTERVAL_1,
+    NTEX_EVENT_INTERVAL_2,
+    COMPIO_EPOLL,
+    COMPIO_SQPOLL,
+    NTEX_EPOLL,
+    NTEX_DIRECT_WRITE,
+];
+
+/// The variants of the server named `server`, which its `--variant` accepts.
+pub fn of_server(server: &str) -> impl Iterator<Item = &'static Variant> + '_ {
+    ALL.iter().filter(move |variant| variant.server == server)
+}
+
 impl Variant {
-    /// Whether this server was started as the variant: one reactor thread, the variable `1`.
+    /// Whether this server was started as the variant (`--variant NAME`; the parser allows it
+    /// with one reactor thread only).
     pub fn requested(&self, args: &Args) -> bool {
-        self.requested_at(args.threads)
+        args.variants.iter().any(|name| name == self.name)
     }
 
-    /// [`Variant::requested`], for a server of `threads` reactor threads.
-    pub fn requested_at(&self, threads: usize) -> bool {
-        threads == 1 && std::env::var_os(self.variable).is_some_and(|value| value == "1")
+    /// The arguments that start its server as it: `--variant NAME`.
+    pub fn args(&self) -> [&'static str; 2] {
+        [FLAG, self.name]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_never_has_two_variants_of_one_name() {
+        for variant in ALL {
+            let same = of_server(variant.server).filter(|v| v.name == variant.name);
+            assert_eq!(same.count(), 1, "{variant:?}");
+        }
     }
 }

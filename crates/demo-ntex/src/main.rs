@@ -23,7 +23,7 @@
 //!   end (`for_ntex::WatchRequests`);
 //!   `on_accept` records each connection as its worker takes it (`for_ntex::run`).
 
-use demo_contract::for_ntex::{self, RUNTIME, get};
+use demo_contract::for_ntex::{self, get};
 use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
 use ntex::client::Client;
 use ntex::web::{ServiceConfig, types::State};
@@ -199,7 +199,7 @@ fn routes(app: &mut ServiceConfig) {
 
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
-    let demo = Demo::new(&STACK, RUNTIME, &args);
+    let demo = Demo::new(&STACK, for_ntex::runtime(&args), &args);
     // Workers, the runtime, signals, the blocking pool and binding: `for_ntex::run`.
     for_ntex::run(demo, &args, routes)
 }

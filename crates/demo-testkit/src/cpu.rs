@@ -42,20 +42,21 @@ pub(crate) fn cpu_burst(binary: &str, path: &str) -> CpuBurst {
     cpu_burst_with(binary, path, CPU_N, CPU_WORK, &[])
 }
 
-/// [`cpu_burst`] of `n` requests of `work` each, on a server started with variables `env` set.
+/// [`cpu_burst`] of `n` requests of `work` each, on a server started with the arguments
+/// `variant` added (`--variant NAME`, or none).
 pub(crate) fn cpu_burst_with(
     binary: &str,
     path: &str,
     n: usize,
     work: Duration,
-    env: &[(&str, &str)],
+    variant: &[&str],
 ) -> CpuBurst {
     // CPU work measures the cores: two CPU checks of one test binary side by side would each
     // find half of them, and their pings would wait for each other's work.
     let _cores = CORES.lock().unwrap_or_else(PoisonError::into_inner);
     block_on(async {
         let asked = work.as_millis().to_string();
-        let server = start_with(binary, &["--sleep-ms", &asked], env).await;
+        let server = start(binary, &[&["--sleep-ms", &asked], variant].concat()).await;
         // Warmed up first: the FastAPI app's first answers cost it milliseconds of CPU more,
         // which the work would stretch into a slow ping that says nothing of the reactor.
         for warm_up in ["/ping".to_owned(), format!("{path}?ms=0")] {
@@ -214,7 +215,7 @@ pub fn ok_cpu_yield_waits_for_the_event_interval(binary: &str) {
         "/ping during {path} took only {} on the stock event interval",
         in_ms(stock.ping)
     );
-    let flipped = cpu_burst_with(binary, path, CPU_N, CPU_WORK, &[(variant.variable, "1")]);
+    let flipped = cpu_burst_with(binary, path, CPU_N, CPU_WORK, &variant.args());
     assert_ping_not_held(
         &format!("{path} ({})", variant.label),
         flipped.ping,

@@ -38,23 +38,14 @@ pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {
 }
 
 pub(crate) async fn start(binary: &str, args: &[&str]) -> ServerProcess {
-    start_with(binary, args, &[]).await
-}
-
-/// [`start`] with variables `env` set for the server.
-pub(crate) async fn start_with(binary: &str, args: &[&str], env: &[(&str, &str)]) -> ServerProcess {
     let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(key, value)| (key.to_string(), value.to_string()))
-        .collect();
     // The reference app's Python needs longer to start than the Rust servers on a busy machine.
     let ready_within = REFERENCE_READY_WITHIN;
     ServerProcess::spawn(
         server_name(binary),
         Path::new(binary),
         &args,
-        &env,
+        &[],
         ready_within,
     )
     .await

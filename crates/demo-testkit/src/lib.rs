@@ -79,6 +79,7 @@ macro_rules! contract_tests {
             malformed_requests_get_an_error_and_serving_goes_on,
             oversized_headers_get_an_error_and_serving_goes_on,
             binds_loopback_by_default_and_says_so,
+            variants_are_in_the_help_and_ping_names_the_driver,
             keeps_accepting_after_running_out_of_file_descriptors,
             blocking_polls_are_counted_as_stalls,
             stalls_are_logged_while_they_run_under_their_route,

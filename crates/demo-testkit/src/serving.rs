@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use bench_client::measure::http::{Connection, Endpoint, get_once};
 use bench_client::measure::target::ServerProcess;
-use demo_contract::{CpuWork, Route, Work};
+use demo_contract::variant::{self, Variant};
+use demo_contract::{CpuWork, Pong, Route, Work};
 use hyper::Method;
 use nix::sys::signal::Signal;
 
@@ -260,5 +261,47 @@ pub fn keeps_accepting_after_running_out_of_file_descriptors(binary: &str) {
             }
         }
         assert_eq!(server.exited(), None);
+    });
+}
+
+/// Every variant of the server is in its `--help` with what it changes, and none of another
+/// server's is taken; a variant that swaps the driver (io_uring for epoll) is what `/ping`
+/// reports.
+pub fn variants_are_in_the_help_and_ping_names_the_driver(binary: &str) {
+    let server = server_name(binary);
+    let help = std::process::Command::new(binary)
+        .arg("--help")
+        .output()
+        .expect("the server runs");
+    let help = String::from_utf8_lossy(&help.stdout);
+    let variants: Vec<&Variant> = variant::of_server(server).collect();
+    for variant in &variants {
+        let line = format!("  {}: ", variant.name);
+        assert!(
+            help.contains(&line),
+            "{server} --help lacks {line:?}:\n{help}"
+        );
+    }
+    assert_eq!(help.contains("--variant"), !variants.is_empty(), "{help}");
+    let foreign = (variant::ALL.iter()).find(|v| !variants.iter().any(|own| own.name == v.name));
+    if let Some(foreign) = foreign {
+        let refused = std::process::Command::new(binary)
+            .args(foreign.args())
+            .output()
+            .expect("the server runs");
+        assert_eq!(refused.status.code(), Some(2), "{server} took {foreign:?}");
+    }
+    let Some(epoll) = variants.iter().find(|variant| variant.name == "epoll") else {
+        return;
+    };
+    block_on(async {
+        for (args, driver) in [(&[][..], "io_uring"), (&epoll.args()[..], "epoll")] {
+            let server = start(binary, args).await;
+            let pong: Pong = get(server.endpoint(), "/ping")
+                .await
+                .json()
+                .expect("a pong");
+            assert!(pong.runtime.contains(driver), "{args:?}: {}", pong.runtime);
+        }
     });
 }

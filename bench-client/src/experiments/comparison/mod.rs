@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use demo_contract::{IoWork, Route, Work};
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+use crate::experiments::{Code, Experiment, JobRun};
 use crate::measure::burst::{self, ErrorCount, REQUEST_TIMEOUT};
 use crate::measure::environment::Environment;
 use crate::measure::fixtures::{FileCache, Fixtures};
@@ -24,9 +26,85 @@ use crate::measure::timeline::Timeline;
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
+mod args;
+mod job;
 mod plan;
+pub mod views;
 
+pub use args::ComparisonArgs;
 pub use plan::{HEAD_START, Plan, defaults};
+
+/// The comparison, in [`crate::experiments::ALL`]: the bare command line.
+#[derive(Debug, Clone, Copy)]
+pub struct Comparison;
+
+impl Experiment for Comparison {
+    const NAME: &'static str = "comparison";
+    const TITLE: &'static str = "the comparison";
+    const RECORD: &'static str = "results.json";
+    const CODE: Code = Code {
+        own: &["bench-client/src/experiments/comparison"],
+        drives_servers: true,
+        reads_servers: false,
+    };
+    const JOB: &'static [JobRun] = &job::RUNS;
+    const BARE: bool = true;
+
+    type Args = ComparisonArgs;
+    type Plan = (Plan, Vec<Target>);
+    type Step = Case;
+    type Record = Report;
+
+    fn plan(args: &ComparisonArgs) -> ((Plan, Vec<Target>), Vec<String>) {
+        let (targets, notes) = args.targets();
+        ((args.plan(), targets), notes)
+    }
+
+    fn out(args: &ComparisonArgs) -> &Path {
+        &args.out
+    }
+
+    fn stage((plan, targets): &(Plan, Vec<Target>), title: &str) -> Stage {
+        plan.stage(title, targets)
+    }
+
+    async fn run(
+        (plan, targets): (Plan, Vec<Target>),
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, Case>),
+    ) -> Report {
+        compare(&targets, plan, environment, command, on).await
+    }
+
+    fn views(report: &Report) -> Result<Vec<(String, String)>, Error> {
+        views::views(report)
+    }
+
+    fn failures(report: &Report) -> usize {
+        report.failures.len()
+    }
+
+    /// Each case's block as the original bench printed it, under its server's heading.
+    fn told(event: &Event<'_, Case>) -> Option<String> {
+        match event {
+            Event::Starting { target, threads } => Some(format!(
+                "\n##### {target} ({})",
+                crate::report::text::reactor_threads(*threads)
+            )),
+            Event::Measured(case) => Some(views::terminal::block(case)),
+            Event::Running { .. } | Event::Failed(_) => None,
+        }
+    }
+
+    /// The README's block, if `--readme` asks for it and this run may stand for it.
+    fn after(args: &ComparisonArgs, report: &Report) -> Result<Option<String>, Error> {
+        let Some(readme) = &args.readme else {
+            return Ok(None);
+        };
+        views::readme::refresh_if_full(report, readme, args.is_full_comparison()).map(Some)
+    }
+}
 
 /// Everything one comparison run produced: what `results.json` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +116,15 @@ pub struct Report {
     pub cases: Vec<Case>,
     pub failures: Vec<Failure>,
     pub timing: Timing,
+}
+
+impl Report {
+    /// The targets that have cases, in the order they were measured.
+    pub fn targets(&self) -> Vec<&str> {
+        let mut targets: Vec<&str> = self.cases.iter().map(|case| case.target.as_str()).collect();
+        targets.dedup();
+        targets
+    }
 }
 
 /// Where the run's time went.
@@ -224,17 +311,16 @@ impl Plan {
     }
 }
 
-/// The comparison from its first case to its report, written into `out`; `command` is the
-/// command line the report says wrote it.
+/// The comparison from its first case to its record, measured in `environment`; `command` is
+/// the command line the record says made it.
 pub async fn compare(
     targets: &[Target],
     plan: Plan,
+    environment: Environment,
     command: String,
-    out: &Path,
     on: &mut impl FnMut(Event<'_, Case>),
-) -> Result<Report, String> {
+) -> Report {
     let started = Instant::now();
-    let environment = Environment::capture(crate::stamps::COMPARISON);
     let Outcome { measured, failures } = run_plan(targets, &plan, on).await;
     let bursts_s = measured.iter().map(|case| case.wall_ms / 1000.0).sum();
     let timing = Timing {
@@ -242,16 +328,14 @@ pub async fn compare(
         bursts_s,
         protocol_waits_s: measured.len() as f64 * (HEAD_START + PAUSE).as_secs_f64(),
     };
-    let report = Report {
+    Report {
         environment,
         command,
         plan,
         timing,
         cases: measured,
         failures,
-    };
-    report.write(out).map_err(super::cannot_write(out))?;
-    Ok(report)
+    }
 }
 
 /// One case: the burst prepared (its connections made, if [`Connect::Before`]), then the

@@ -13,25 +13,90 @@
 //! reports contain ([`Detector::marker`]); what it names, the route or something else, is read
 //! from those lines.
 
+use std::path::Path;
 use std::time::Duration;
 
-use std::path::Path;
-
-use demo_contract::variant::{AXUM_TASK_MONITOR, TOKIO_CONSOLE, TOKIO_POLL_HOOKS};
+use demo_contract::variant::{self, AXUM_TASK_MONITOR, TOKIO_CONSOLE, TOKIO_POLL_HOOKS};
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::session::{self, Event, Failure, Running};
-use crate::measure::target::{self, REFERENCES, SERVERS, Target};
+use crate::measure::target::{self, REFERENCES, SERVERS, Target, all_servers};
+use crate::progress::Stage;
 
+mod args;
 mod observe;
 mod plan;
 mod verdict;
+pub mod views;
 
+pub use args::DetectorsArgs;
 use observe::observe;
 pub use observe::{Observation, ReportLine};
 pub use plan::{DetectorsPlan, Phase, PhaseStep};
 pub use verdict::{CostRound, HeldTrial, Verdict, verdicts};
+
+/// The detectors experiment, in [`crate::experiments::ALL`].
+#[derive(Debug, Clone, Copy)]
+pub struct Detectors;
+
+impl Experiment for Detectors {
+    const NAME: &'static str = "detectors";
+    const TITLE: &'static str = "the detectors";
+    const RECORD: &'static str = "detectors.json";
+    /// The detectors measure their cost with the comparison's case, and read tokio-console
+    /// through console-probe: both are their code too.
+    const CODE: Code = Code {
+        own: &[
+            "bench-client/src/experiments/detectors",
+            "bench-client/src/experiments/comparison",
+            "crates/console-probe",
+        ],
+        drives_servers: true,
+        reads_servers: false,
+    };
+    const JOB: &'static [JobRun] = &[job_run(
+        "catching it, side by side (results/detectors/)",
+        &["--servers", "all", "--out", "results/detectors"],
+    )];
+
+    type Args = DetectorsArgs;
+    type Plan = (DetectorsPlan, Vec<DetectorRun>);
+    type Step = Observation;
+    type Record = DetectorsReport;
+
+    fn plan(args: &DetectorsArgs) -> ((DetectorsPlan, Vec<DetectorRun>), Vec<String>) {
+        let (targets, notes) = args.spawn.targets(&all_servers());
+        ((args.plan(), runs(&targets)), notes)
+    }
+
+    fn out(args: &DetectorsArgs) -> &Path {
+        &args.out
+    }
+
+    fn stage((plan, runs): &(DetectorsPlan, Vec<DetectorRun>), title: &str) -> Stage {
+        plan.stage(title, runs)
+    }
+
+    async fn run(
+        (plan, runs): (DetectorsPlan, Vec<DetectorRun>),
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, Observation>),
+    ) -> DetectorsReport {
+        detectors(&runs, plan, environment, command, on).await
+    }
+
+    fn views(report: &DetectorsReport) -> Result<Vec<(String, String)>, Error> {
+        views::views(report)
+    }
+
+    fn failures(report: &DetectorsReport) -> usize {
+        report.failures.len()
+    }
+}
 
 /// The plan's defaults: the comparison's N, sleeps short but over the threshold.
 pub mod defaults {
@@ -60,8 +125,9 @@ pub struct Detector {
     pub name: &'static str,
     /// The stacks it runs on, by server name.
     pub servers: &'static [&'static str],
-    /// The variable that turns it on (set to `1`), if it is not the server's own detector.
-    pub variable: Option<&'static str>,
+    /// The variant that turns it on (`--variant NAME`), if it is not the server's own
+    /// detector.
+    pub variant: Option<&'static str>,
     /// The server's `--stall-ms`: the threshold for the server's own detector, 0 (its own off)
     /// when another one is measured.
     pub stall_ms: u64,
@@ -84,15 +150,15 @@ pub enum Build {
     TokioUnstable,
 }
 
-/// The variable of the FastAPI app's pyleak variant (`reference/fastapi/app.py`).
-pub const PYLEAK_VARIABLE: &str = "DEMO_FASTAPI_PYLEAK";
+/// The FastAPI app's pyleak variant (`VARIANTS` in `reference/fastapi/app.py`).
+pub const PYLEAK_VARIANT: &str = "pyleak";
 
 /// The detectors, in the order the report lists them.
 pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "reactor-watch",
         servers: &SERVERS,
-        variable: None,
+        variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "reactor thread",
         about: "this project's crate: a timer around every poll of each request future, and a \
@@ -103,7 +169,7 @@ pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "tokio-metrics TaskMonitor",
         servers: &[AXUM_TASK_MONITOR.server],
-        variable: Some(AXUM_TASK_MONITOR.variable),
+        variant: Some(AXUM_TASK_MONITOR.name),
         stall_ms: 0,
         marker: "tokio-metrics TaskMonitor:",
         about: AXUM_TASK_MONITOR.about,
@@ -112,7 +178,7 @@ pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "tokio poll hooks",
         servers: &[TOKIO_POLL_HOOKS.server],
-        variable: Some(TOKIO_POLL_HOOKS.variable),
+        variant: Some(TOKIO_POLL_HOOKS.name),
         stall_ms: 0,
         marker: "tokio poll hooks:",
         about: TOKIO_POLL_HOOKS.about,
@@ -121,7 +187,7 @@ pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "tokio-console never-yielded",
         servers: &[TOKIO_CONSOLE.server],
-        variable: Some(TOKIO_CONSOLE.variable),
+        variant: Some(TOKIO_CONSOLE.name),
         stall_ms: 0,
         marker: r#"{"event":"warning","lint":"never-yielded""#,
         about: "console-subscriber 0.5 on the server (a build with --cfg tokio_unstable, its \
@@ -135,7 +201,7 @@ pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "tokio-console task list",
         servers: &[TOKIO_CONSOLE.server],
-        variable: Some(TOKIO_CONSOLE.variable),
+        variant: Some(TOKIO_CONSOLE.name),
         stall_ms: 0,
         marker: r#"{"event":"poll""#,
         about: "the same stream read for what the console's task list shows, not a warning: \
@@ -148,7 +214,7 @@ pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "asyncio debug mode",
         servers: &[REFERENCES[0]],
-        variable: None,
+        variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "Executing ",
         about: "loop.set_debug(True) and slow_callback_duration = 0.1: the loop times each \
@@ -159,7 +225,7 @@ pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "uvloop debug mode",
         servers: &[REFERENCES[1]],
-        variable: None,
+        variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "Executing ",
         about: "the same switches on uvloop, which logs slow callbacks in the same words \
@@ -169,7 +235,7 @@ pub const DETECTORS: [Detector; 8] = [
     Detector {
         name: "pyleak no_event_loop_blocking",
         servers: &REFERENCES,
-        variable: Some(PYLEAK_VARIABLE),
+        variant: Some(PYLEAK_VARIANT),
         stall_ms: 0,
         marker: "Event loop blocked for",
         about: "pyleak 0.2.0 around the server's life (threshold 0.1 s): a thread schedules a \
@@ -181,18 +247,18 @@ pub const DETECTORS: [Detector; 8] = [
 ];
 
 /// Each stack with no detector at all, for the cost: its own detector off (`--stall-ms 0`),
-/// no variable set.
+/// no variant.
 pub const BASELINE: Detector = Detector {
     name: "none",
     servers: &[],
-    variable: None,
+    variant: None,
     stall_ms: 0,
     marker: "",
     about: "the stack with no detector: the cost's baseline",
     build: Build::Stock,
 };
 
-/// A detector on one stack: the server to start, with the detector's variable set.
+/// A detector on one stack: the server to start, as the detector's variant.
 #[derive(Debug, Clone)]
 pub struct DetectorRun {
     pub detector: Detector,
@@ -222,7 +288,7 @@ pub fn runs(targets: &[Target]) -> Vec<DetectorRun> {
             .filter(|t| detector.servers.contains(&t.label()))
         {
             let stack = target.label().to_owned();
-            let target = switched_on(detector, target.clone());
+            let target = as_variant(detector, target.clone());
             runs.push(DetectorRun {
                 detector,
                 stack,
@@ -233,14 +299,15 @@ pub fn runs(targets: &[Target]) -> Vec<DetectorRun> {
     runs
 }
 
-/// `target` with `detector` switched on: its variable set and its build chosen, named after
-/// both.
-fn switched_on(detector: Detector, mut target: Target) -> Target {
-    let (Some(variable), Target::Spawn { name, launcher }) = (detector.variable, &mut target)
-    else {
+/// `target` started as `detector`'s variant, its build chosen, named after both; as it is
+/// for the server's own detector.
+fn as_variant(detector: Detector, mut target: Target) -> Target {
+    let (Some(variant), Target::Spawn { name, launcher }) = (detector.variant, &mut target) else {
         return target;
     };
-    launcher.env.push((variable.to_owned(), "1".to_owned()));
+    launcher
+        .args
+        .extend([variant::FLAG.to_owned(), variant.to_owned()]);
     if detector.build == Build::TokioUnstable {
         let bin_dir = launcher.program.parent().unwrap_or(Path::new("."));
         launcher.program = target::unstable_bin_dir(bin_dir).join(name.as_str());
@@ -260,15 +327,14 @@ pub struct DetectorsReport {
     pub failures: Vec<Failure>,
 }
 
-/// Runs every (detector, stack) of `runs` and writes the report into `out`.
+/// Runs every (detector, stack) of `runs`: the record, measured in `environment`.
 pub async fn detectors(
     runs: &[DetectorRun],
     plan: DetectorsPlan,
+    environment: Environment,
     command: String,
-    out: &std::path::Path,
     on: &mut impl FnMut(Event<'_, Observation>),
-) -> Result<DetectorsReport, String> {
-    let environment = Environment::capture(crate::stamps::DETECTORS);
+) -> DetectorsReport {
     let mut observations = Vec::new();
     let mut failures = Vec::new();
     for run in runs {
@@ -281,14 +347,12 @@ pub async fn detectors(
         observations.extend(outcome.measured);
         failures.extend(outcome.failures);
     }
-    let report = DetectorsReport {
+    DetectorsReport {
         environment,
         command,
         verdicts: verdicts(&observations),
         plan,
         observations,
         failures,
-    };
-    report.write(out).map_err(super::cannot_write(out))?;
-    Ok(report)
+    }
 }

@@ -16,17 +16,91 @@ use std::time::Duration;
 use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::session::{self, Event, Failure, ServerOptions, ServerSetup, Step};
-use crate::measure::target::Target;
+use crate::measure::target::{SERVERS, Target};
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
+mod args;
 pub mod tally;
+pub mod views;
 pub mod window;
 
+pub use args::HealthArgs;
 pub use tally::{ProbeTally, RestTally};
-pub use window::{Check, Outcome, Probed, RestCost, Window};
+
+/// The health check under a block, in [`crate::experiments::ALL`].
+#[derive(Debug, Clone, Copy)]
+pub struct Health;
+
+impl Experiment for Health {
+    const NAME: &'static str = "health";
+    const TITLE: &'static str = "the health check under a block";
+    const RECORD: &'static str = "health.json";
+    const CODE: Code = Code {
+        own: &["bench-client/src/experiments/health"],
+        drives_servers: true,
+        reads_servers: false,
+    };
+    const JOB: &'static [JobRun] = &[
+        job_run(
+            "the health check under a block (results/health/)",
+            &["--out", "results/health"],
+        ),
+        job_run(
+            "the health check without its period (results/health/no-period/)",
+            &[
+                "--routes",
+                "/bad",
+                "--trials",
+                "1",
+                "--health-period-ms",
+                "0",
+                "--out",
+                "results/health/no-period",
+            ],
+        ),
+    ];
+
+    type Args = HealthArgs;
+    type Plan = (HealthPlan, Vec<Target>);
+    type Step = Measured;
+    type Record = HealthReport;
+
+    fn plan(args: &HealthArgs) -> ((HealthPlan, Vec<Target>), Vec<String>) {
+        let (targets, notes) = args.spawn.targets(&SERVERS);
+        ((args.plan(), targets), notes)
+    }
+
+    fn out(args: &HealthArgs) -> &Path {
+        &args.out
+    }
+
+    fn stage((plan, targets): &(HealthPlan, Vec<Target>), title: &str) -> Stage {
+        plan.stage(title, targets)
+    }
+
+    async fn run(
+        (plan, targets): (HealthPlan, Vec<Target>),
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, Measured>),
+    ) -> HealthReport {
+        health(&targets, plan, environment, command, on).await
+    }
+
+    fn views(report: &HealthReport) -> Result<Vec<(String, String)>, Error> {
+        views::views(report)
+    }
+
+    fn failures(report: &HealthReport) -> usize {
+        report.failures.len()
+    }
+}
+pub use window::{Answer, Check, Probed, RestCost, Window};
 
 /// The experiment's defaults.
 pub mod defaults {
@@ -51,7 +125,8 @@ pub mod defaults {
     /// sleep (with the period a whole number of sleeps, every probe of a window lands at the
     /// same point of one); the next window's, half a sleep later.
     pub const FIRST_PROBE_MS: u64 = 50;
-    pub const PROBE_TIMEOUT_MS: u64 = 1000;
+    /// Kubernetes' default probe timeout.
+    pub const PROBE_TIMEOUT_MS: u64 = crate::measure::probe::PROBE_TIMEOUT_MS as u64;
     /// The cost at rest: sequential keep-alive requests on each endpoint, after a warm-up.
     pub const REST_REQUESTS: usize = 200;
     pub const REST_WARM_UP: usize = 20;
@@ -227,15 +302,14 @@ pub enum Measured {
     NoHealth(String),
 }
 
-/// The experiment from its first target to its report, written into `out`.
+/// The experiment from its first target to its record, measured in `environment`.
 pub async fn health(
     targets: &[Target],
     plan: HealthPlan,
+    environment: Environment,
     command: String,
-    out: &Path,
     on: &mut impl FnMut(Event<'_, Measured>),
-) -> Result<HealthReport, String> {
-    let environment = Environment::capture(crate::stamps::HEALTH);
+) -> HealthReport {
     let outcome = run(targets, &plan, on).await;
     let mut report = HealthReport {
         environment,
@@ -263,8 +337,7 @@ pub async fn health(
     }
     report.probes = tally::probes(&report.checks, report.plan.probe_timeout_ms);
     report.rest_tallies = tally::at_rest(&report.rest);
-    report.write(out).map_err(super::cannot_write(out))?;
-    Ok(report)
+    report
 }
 
 /// Every step on each of `targets`, one server started per target, at one reactor thread.

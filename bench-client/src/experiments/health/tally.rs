@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Check, Outcome, Probed, RestCost};
+use super::{Answer, Check, Probed, RestCost};
 use crate::measure::stats::{counted, grouped, percentile};
 
 /// The route whose handler holds its reactor thread: a 503 under any other load is false.
@@ -45,9 +45,9 @@ impl ProbeTally {
 /// When `check`'s failure was known, in ms from the load's start; `None` for a 200.
 pub fn failure_known_ms(check: &Check, timeout_ms: u64) -> Option<f64> {
     match check.outcome {
-        Outcome::Ok => None,
-        Outcome::TimedOut => Some(check.sent_ms + timeout_ms as f64),
-        Outcome::Unavailable { .. } | Outcome::Failed { .. } => {
+        Answer::Ok => None,
+        Answer::TimedOut => Some(check.sent_ms + timeout_ms as f64),
+        Answer::Unavailable { .. } | Answer::Failed { .. } => {
             Some(check.sent_ms + check.latency_ms.unwrap_or(timeout_ms as f64))
         }
     }
@@ -61,11 +61,11 @@ pub fn probes(checks: &[Check], timeout_ms: u64) -> Vec<ProbeTally> {
     });
     (groups.into_iter())
         .map(|((stack, route, trial, endpoint), mine)| {
-            let count = |matches: fn(&Outcome) -> bool| {
+            let count = |matches: fn(&Answer) -> bool| {
                 mine.iter().filter(|check| matches(&check.outcome)).count()
             };
             let named = (mine.iter()).filter_map(|check| match &check.outcome {
-                Outcome::Unavailable { route, .. } => {
+                Answer::Unavailable { route, .. } => {
                     Some(route.clone().unwrap_or_else(|| "(no reason)".to_owned()))
                 }
                 _ => None,
@@ -77,11 +77,11 @@ pub fn probes(checks: &[Check], timeout_ms: u64) -> Vec<ProbeTally> {
                 trial,
                 endpoint,
                 probes: mine.len(),
-                timed_out: count(|outcome| matches!(outcome, Outcome::TimedOut)),
-                failed: count(|outcome| matches!(outcome, Outcome::Failed { .. })),
-                unavailable: count(|outcome| matches!(outcome, Outcome::Unavailable { .. })),
+                timed_out: count(|outcome| matches!(outcome, Answer::TimedOut)),
+                failed: count(|outcome| matches!(outcome, Answer::Failed { .. })),
+                unavailable: count(|outcome| matches!(outcome, Answer::Unavailable { .. })),
                 named: counted(named),
-                ok: count(|outcome| matches!(outcome, Outcome::Ok)),
+                ok: count(|outcome| matches!(outcome, Answer::Ok)),
                 first_failing_ms: known.min_by(f64::total_cmp),
             }
         })
@@ -121,9 +121,9 @@ pub fn at_rest(costs: &[RestCost]) -> Vec<RestTally> {
 mod tests {
     use super::*;
 
-    fn check(route: &str, trial: usize, endpoint: Probed, sent_ms: f64, outcome: Outcome) -> Check {
+    fn check(route: &str, trial: usize, endpoint: Probed, sent_ms: f64, outcome: Answer) -> Check {
         let latency_ms = match outcome {
-            Outcome::TimedOut => None,
+            Answer::TimedOut => None,
             _ => Some(2.0),
         };
         Check {
@@ -137,8 +137,8 @@ mod tests {
         }
     }
 
-    fn stalled(route: &str) -> Outcome {
-        Outcome::Unavailable {
+    fn stalled(route: &str) -> Answer {
+        Answer::Unavailable {
             route: Some(route.to_owned()),
             held_ms: Some(250.0),
         }
@@ -148,12 +148,12 @@ mod tests {
     fn probes_are_counted_per_route_window_and_endpoint_with_the_first_failing_answer() {
         let (ping, health) = (Probed::Ping, Probed::Health);
         let checks = [
-            check("/bad", 0, ping, 500.0, Outcome::Ok),
+            check("/bad", 0, ping, 500.0, Answer::Ok),
             check("/bad", 0, health, 500.0, stalled("GET /bad")),
-            check("/bad", 0, ping, 1500.0, Outcome::TimedOut),
+            check("/bad", 0, ping, 1500.0, Answer::TimedOut),
             check("/bad", 0, health, 1500.0, stalled("GET /bad")),
-            check("/bad", 1, ping, 250.0, Outcome::TimedOut),
-            check("/bad", 1, health, 250.0, Outcome::Ok),
+            check("/bad", 1, ping, 250.0, Answer::TimedOut),
+            check("/bad", 1, health, 250.0, Answer::Ok),
             check("/bad", 1, health, 1250.0, stalled("GET /other")),
             check("/ok-await", 0, health, 500.0, stalled("GET /ok-await")),
             check(
@@ -161,7 +161,7 @@ mod tests {
                 0,
                 ping,
                 500.0,
-                Outcome::Failed {
+                Answer::Failed {
                     reason: "reset".into(),
                 },
             ),

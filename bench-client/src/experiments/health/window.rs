@@ -60,7 +60,7 @@ impl Probed {
 /// What one probe got.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum Answer {
     /// `200`.
     Ok,
     /// `503`, with the reason its JSON body gives: the route holding a thread, and how long.
@@ -84,7 +84,7 @@ pub struct Check {
     pub endpoint: Probed,
     /// When it was sent, in ms from the load's start.
     pub sent_ms: f64,
-    pub outcome: Outcome,
+    pub outcome: Answer,
     /// From its send to its answer or failure; `None` if it timed out.
     pub latency_ms: Option<f64>,
 }
@@ -140,7 +140,7 @@ pub async fn window(
     for (endpoint, sent_at, sent) in probes {
         let (outcome, latency_ms) = sent.await.unwrap_or_else(|error| {
             let reason = format!("the probe's task: {error}");
-            (Outcome::Failed { reason }, None)
+            (Answer::Failed { reason }, None)
         });
         checks.push(Check {
             stack: running.label.clone(),
@@ -177,7 +177,7 @@ async fn until_healthy(running: &Running, health: &Endpoint, plan: &HealthPlan) 
     let give_up = Instant::now() + Duration::from_millis(plan.health_period_ms) + ASK_AGAIN;
     loop {
         let (outcome, _) = probe(&endpoint, &path, timeout).await;
-        if outcome == Outcome::Ok || Instant::now() >= give_up {
+        if outcome == Answer::Ok || Instant::now() >= give_up {
             return;
         }
         tokio::time::sleep(ASK_AGAIN).await;
@@ -185,7 +185,7 @@ async fn until_healthy(running: &Running, health: &Endpoint, plan: &HealthPlan) 
 }
 
 /// A probe sent: which endpoint, when, and its outcome to come.
-type Sent = (Probed, Instant, JoinHandle<(Outcome, Option<f64>)>);
+type Sent = (Probed, Instant, JoinHandle<(Answer, Option<f64>)>);
 
 /// Both probes, from `first` on, every period until `load` ends; returns the load's counts
 /// as soon as it ends, with the probes sent.
@@ -242,15 +242,15 @@ async fn keep_sending(endpoint: Endpoint, path: String, until: Instant) -> (usiz
 }
 
 /// One probe: `GET path` on a new connection within `timeout`, connecting included.
-async fn probe(endpoint: &Endpoint, path: &str, timeout: Duration) -> (Outcome, Option<f64>) {
+async fn probe(endpoint: &Endpoint, path: &str, timeout: Duration) -> (Answer, Option<f64>) {
     let sent = Instant::now();
     let reply = get_once(endpoint, path, timeout).await;
     let latency = Some(millis(sent.elapsed()));
     match reply {
-        Ok(reply) if reply.status == 200 => (Outcome::Ok, latency),
+        Ok(reply) if reply.status == 200 => (Answer::Ok, latency),
         Ok(reply) if reply.status == 503 => {
             let stalled = reply.json::<Stalled>();
-            let outcome = Outcome::Unavailable {
+            let outcome = Answer::Unavailable {
                 route: stalled.as_ref().and_then(|body| body.route.clone()),
                 held_ms: stalled.and_then(|body| body.held_ms),
             };
@@ -258,11 +258,11 @@ async fn probe(endpoint: &Endpoint, path: &str, timeout: Duration) -> (Outcome, 
         }
         Ok(reply) => {
             let reason = format!("status {}", reply.status);
-            (Outcome::Failed { reason }, latency)
+            (Answer::Failed { reason }, latency)
         }
-        Err(HttpError::Timeout(_)) => (Outcome::TimedOut, None),
+        Err(HttpError::Timeout(_)) => (Answer::TimedOut, None),
         Err(error) => (
-            Outcome::Failed {
+            Answer::Failed {
                 reason: error.describe(),
             },
             latency,

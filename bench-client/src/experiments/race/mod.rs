@@ -7,10 +7,10 @@
 //! the outcomes.
 //!
 //! A trial's outcome is read from the slowest wait of the closed-loop ping, in sleeps:
-//! under 1.5, it got in between every sleep ([`Outcome::Interleaved`]); over 0.8 × (N − 1),
-//! it waited behind every queued request ([`Outcome::WaitedForAll`]); between, it got in
-//! somewhere ([`Outcome::Partly`]). A trial whose burst or ping failed has no verdict
-//! ([`Outcome::Failed`]). Beside it, the share of open-loop pings over 1 s: Kubernetes'
+//! under 1.5, it got in between every sleep ([`GotIn::Interleaved`]); over 0.8 × (N − 1),
+//! it waited behind every queued request ([`GotIn::WaitedForAll`]); between, it got in
+//! somewhere ([`GotIn::Partly`]). A trial whose burst or ping failed has no verdict
+//! ([`GotIn::Failed`]). Beside it, the share of open-loop pings over 1 s: Kubernetes'
 //! default liveness probe times out after 1 s.
 
 use std::path::Path;
@@ -19,21 +19,155 @@ use std::time::Duration;
 use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
 use crate::experiments::comparison::{self, Case, HEAD_START, Plan};
+use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::burst::{Connect, ErrorCount};
 use crate::measure::environment::Environment;
 use crate::measure::probe::ProbeChoice;
 use crate::measure::session::{self, Event, Failure, Running, Step};
 use crate::measure::stats::{grouped, spread};
-use crate::measure::target::Target;
+use crate::measure::target::{self, Target, all_servers};
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 use arrival::{ArrivalPlan, ArrivalTally, ArrivalTrial};
 
+mod args;
 pub mod arrival;
-mod flips;
+mod variants;
+pub mod views;
 
-pub use flips::{FLIPS, Flip, FlipReport, FlipRun, flip_runs};
+pub use args::RaceArgs;
+pub use variants::{VARIANT_TESTS, VariantReport, VariantRun, VariantTest, variant_runs};
+
+/// The race, in [`crate::experiments::ALL`].
+#[derive(Debug, Clone, Copy)]
+pub struct Race;
+
+/// The race's plan, its targets, and its variants' tests on those of them that have one.
+#[derive(Debug)]
+pub struct Planned {
+    pub plan: RacePlan,
+    pub targets: Vec<Target>,
+    pub variants: Vec<VariantRun>,
+}
+
+impl Experiment for Race {
+    const NAME: &'static str = "race";
+    const TITLE: &'static str = "the race";
+    const RECORD: &'static str = "race.json";
+    /// The race measures with the comparison's case: its folder is the race's code too.
+    const CODE: Code = Code {
+        own: &[
+            "bench-client/src/experiments/race",
+            "bench-client/src/experiments/comparison",
+        ],
+        drives_servers: true,
+        reads_servers: false,
+    };
+    const JOB: &'static [JobRun] = &JOB;
+
+    type Args = RaceArgs;
+    type Plan = Planned;
+    type Step = Trial;
+    type Record = RaceReport;
+
+    fn plan(args: &RaceArgs) -> (Planned, Vec<String>) {
+        let (mut targets, notes) = args.spawn.targets(&all_servers());
+        targets.retain(|target| target.runs_at(args.threads, true));
+        let bin_dir = (args.spawn.bin_dir.clone()).unwrap_or_else(target::default_bin_dir);
+        let variants = match args.no_variants || args.threads != 1 {
+            true => Vec::new(),
+            false => variant_runs(&targets, &bin_dir),
+        };
+        let plan = args.plan();
+        let planned = Planned {
+            plan,
+            targets,
+            variants,
+        };
+        (planned, notes)
+    }
+
+    fn out(args: &RaceArgs) -> &Path {
+        &args.out
+    }
+
+    fn stage(planned: &Planned, title: &str) -> Stage {
+        planned
+            .plan
+            .stage(title, &planned.targets, &planned.variants)
+    }
+
+    async fn run(
+        planned: Planned,
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, Trial>),
+    ) -> RaceReport {
+        race(planned, environment, command, on).await
+    }
+
+    fn views(report: &RaceReport) -> Result<Vec<(String, String)>, Error> {
+        views::views(report)
+    }
+
+    fn failures(report: &RaceReport) -> usize {
+        report.failures.len()
+    }
+}
+
+/// The race's runs in the main job.
+const JOB: [JobRun; 4] = [
+    job_run(
+        "the health check's race (results/race/)",
+        &["--servers", "all", "--out", "results/race"],
+    ),
+    job_run(
+        "the race at 500 ms (results/race-500ms/)",
+        &[
+            "--servers",
+            "all",
+            "--sleep-ms",
+            "500",
+            "--trials",
+            "2",
+            "--connect",
+            "during",
+            "--arrival-trials",
+            "0",
+            "--no-variants",
+            "--out",
+            "results/race-500ms",
+        ],
+    ),
+    job_run(
+        "the race per core, 2 threads (results/per-core/threads-2/)",
+        &PER_CORE_2,
+    ),
+    job_run(
+        "the race per core, 4 threads (results/per-core/threads-4/)",
+        &PER_CORE_4,
+    ),
+];
+
+const PER_CORE_2: [&str; 8] = per_core("2", "results/per-core/threads-2");
+const PER_CORE_4: [&str; 8] = per_core("4", "results/per-core/threads-4");
+
+/// The race on `threads` reactor threads, connecting during the burst only, without the
+/// ping's arrival controlled.
+const fn per_core(threads: &'static str, out: &'static str) -> [&'static str; 8] {
+    [
+        "--threads",
+        threads,
+        "--connect",
+        "during",
+        "--arrival-trials",
+        "0",
+        "--out",
+        out,
+    ]
+}
 
 /// The race's defaults.
 pub mod defaults {
@@ -58,14 +192,13 @@ pub fn ping_every_ms(sleep_ms: u64) -> u64 {
 /// The route the race repeats.
 const BAD: WorkPath = WorkPath::canonical(Route::Bad);
 
-/// A ping slower than this failed Kubernetes' default liveness probe (`timeoutSeconds: 1`).
-pub const PROBE_TIMEOUT_MS: f64 = 1000.0;
+pub use crate::measure::probe::PROBE_TIMEOUT_MS;
 
 /// What to repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RacePlan {
     pub trials: usize,
-    /// Reactor threads of every server (`--threads`); the flips' variants run at one.
+    /// Reactor threads of every server (`--threads`); the variants run at one.
     pub threads: usize,
     pub sleep_ms: u64,
     pub concurrency: usize,
@@ -89,7 +222,7 @@ impl Default for RacePlan {
                 trials: arrival::defaults::TRIALS,
                 sleep_ms: arrival::defaults::SLEEP_MS,
                 concurrency: defaults::CONCURRENCY,
-                points: arrival::Point::ALL.to_vec(),
+                points: arrival::PingAt::ALL.to_vec(),
             },
         }
     }
@@ -123,17 +256,17 @@ impl RacePlan {
             .collect()
     }
 
-    /// The plan on `targets` (the flips on `flips`), for the progress view.
-    pub fn stage(&self, name: &str, targets: &[Target], flips: &[FlipRun]) -> Stage {
+    /// The plan on `targets` (the variants' tests on `variants`), for the progress view.
+    pub fn stage(&self, name: &str, targets: &[Target], variants: &[VariantRun]) -> Stage {
         let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, self.threads)).collect();
         let mut stages: Vec<Stage> = (self.connects.iter())
             .map(|&connect| Stage::of(name, &schedule, &self.steps(connect)))
             .collect();
         stages.push(Stage::of(name, &schedule, &self.arrival.steps()));
-        for flip in flips {
-            let plan = flip.flip.plan(self);
-            let schedule: Vec<(&Target, usize)> = flip.targets.iter().map(|t| (t, 1)).collect();
-            stages.push(Stage::of(name, &schedule, &plan.steps(flip.flip.connect)));
+        for run in variants {
+            let plan = run.test.plan(self);
+            let schedule: Vec<(&Target, usize)> = run.targets.iter().map(|t| (t, 1)).collect();
+            stages.push(Stage::of(name, &schedule, &plan.steps(run.test.connect)));
         }
         Stage {
             name: name.to_owned(),
@@ -178,7 +311,7 @@ pub const WAITED_FOR_ALL_SHARE: f64 = 0.8;
 /// How a trial's closed-loop ping fared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum GotIn {
     /// Got in between every sleep: its slowest wait under 1.5 sleeps.
     Interleaved,
     /// Got in somewhere, not between every sleep.
@@ -189,17 +322,17 @@ pub enum Outcome {
     Failed,
 }
 
-impl Outcome {
+impl GotIn {
     /// The outcome of a closed loop whose slowest wait was `slowest_ms`, in a burst of `n`
     /// sleeps of `sleep_ms`.
-    pub fn of(slowest_ms: f64, sleep_ms: u64, n: usize) -> Outcome {
+    pub fn of(slowest_ms: f64, sleep_ms: u64, n: usize) -> GotIn {
         let sleeps = slowest_ms / sleep_ms as f64;
         if sleeps < INTERLEAVED_BELOW {
-            Outcome::Interleaved
+            GotIn::Interleaved
         } else if sleeps > WAITED_FOR_ALL_SHARE * n.saturating_sub(1) as f64 {
-            Outcome::WaitedForAll
+            GotIn::WaitedForAll
         } else {
-            Outcome::Partly
+            GotIn::Partly
         }
     }
 }
@@ -210,7 +343,7 @@ pub struct Trial {
     pub target: String,
     pub connect: Connect,
     pub index: usize,
-    pub outcome: Outcome,
+    pub outcome: GotIn,
     /// The closed loop's slowest answered ping, in sleeps.
     pub slowest_sleeps: Option<f64>,
     /// Open-loop pings scheduled, and those over [`PROBE_TIMEOUT_MS`] or failed.
@@ -227,8 +360,8 @@ impl Trial {
         let slowest_ms = closed.and_then(|ping| ping.max_ms);
         let failed = case.err > 0 || closed.is_none_or(|ping| ping.errors > 0);
         let outcome = match slowest_ms {
-            Some(ms) if !failed => Outcome::of(ms, case.sleep_ms, case.n),
-            _ => Outcome::Failed,
+            Some(ms) if !failed => GotIn::of(ms, case.sleep_ms, case.n),
+            _ => GotIn::Failed,
         };
         let open = case.open_loop.as_ref();
         let over = |ms: &&f64| **ms > PROBE_TIMEOUT_MS;
@@ -266,52 +399,53 @@ pub struct RaceReport {
     pub trials: Vec<Trial>,
     pub arrival: Vec<ArrivalTally>,
     pub arrival_trials: Vec<ArrivalTrial>,
-    pub flips: Vec<FlipReport>,
+    /// Each variant's test (`flips` in records from before the name changed).
+    #[serde(alias = "flips")]
+    pub variants: Vec<VariantReport>,
     pub failures: Vec<Failure>,
 }
 
-/// The race from its first trial to its report, written into `out`: the trials on
-/// `targets`, the same with the ping's arrival controlled, then each flip.
+/// The race from its first trial to its record, measured in `environment`: the trials on
+/// its targets, the same with the ping's arrival controlled, then each variant's test.
 pub async fn race(
-    targets: &[Target],
-    flips: &[FlipRun],
-    plan: RacePlan,
+    Planned {
+        plan,
+        targets,
+        variants,
+    }: Planned,
+    environment: Environment,
     command: String,
-    out: &Path,
     on: &mut impl FnMut(Event<'_, Trial>),
-) -> Result<RaceReport, String> {
-    let environment = Environment::capture(crate::stamps::RACE);
+) -> RaceReport {
     let session::Outcome {
         measured,
         mut failures,
-    } = run(targets, &plan, on).await;
+    } = run(&targets, &plan, on).await;
     let on_arrival = &mut |event: Event<'_, Vec<ArrivalTrial>>| {
         if let Some(event) = event.untyped() {
             on(event);
         }
     };
-    let arrived = arrival::run(targets, &plan.arrival, on_arrival).await;
+    let arrived = arrival::run(&targets, &plan.arrival, on_arrival).await;
     failures.extend(arrived.failures);
     let arrival_trials: Vec<ArrivalTrial> = arrived.measured.into_iter().flatten().collect();
-    let mut flip_reports = Vec::new();
-    for flip in flips {
-        let ran = run(&flip.targets, &flip.flip.plan(&plan), on).await;
+    let mut variant_reports = Vec::new();
+    for variant in &variants {
+        let ran = run(&variant.targets, &variant.test.plan(&plan), on).await;
         failures.extend(ran.failures);
-        flip_reports.push(flip.report(&ran.measured));
+        variant_reports.push(variant.report(&ran.measured));
     }
-    let report = RaceReport {
+    RaceReport {
         environment,
         command,
         tallies: tally(&measured),
         trials: measured,
         arrival: arrival::tally(&arrival_trials, plan.arrival.sleep_ms),
         arrival_trials,
-        flips: flip_reports,
+        variants: variant_reports,
         plan,
         failures,
-    };
-    report.write(out).map_err(super::cannot_write(out))?;
-    Ok(report)
+    }
 }
 
 /// Runs every trial: each connect mode in turn, every target at it, `trials` cases of `/bad`
@@ -365,9 +499,9 @@ pub fn tally(trials: &[Trial]) -> Vec<Tally> {
 }
 
 fn tally_of(target: &str, connect: Connect, trials: &[&Trial]) -> Tally {
-    let count = |outcome: Outcome| trials.iter().filter(|t| t.outcome == outcome).count();
+    let count = |outcome: GotIn| trials.iter().filter(|t| t.outcome == outcome).count();
     let sleeps: Vec<f64> = (trials.iter())
-        .filter(|t| t.outcome != Outcome::Failed)
+        .filter(|t| t.outcome != GotIn::Failed)
         .filter_map(|t| t.slowest_sleeps)
         .collect();
     let errors = (trials.iter()).flat_map(|t| {
@@ -377,10 +511,10 @@ fn tally_of(target: &str, connect: Connect, trials: &[&Trial]) -> Tally {
         target: target.to_owned(),
         connect,
         trials: trials.len(),
-        interleaved: count(Outcome::Interleaved),
-        partly: count(Outcome::Partly),
-        waited_for_all: count(Outcome::WaitedForAll),
-        failed: count(Outcome::Failed),
+        interleaved: count(GotIn::Interleaved),
+        partly: count(GotIn::Partly),
+        waited_for_all: count(GotIn::WaitedForAll),
+        failed: count(GotIn::Failed),
         slowest_sleeps: spread(sleeps),
         open_over_timeout: trials.iter().map(|t| t.open_over_timeout).sum(),
         open_scheduled: trials.iter().map(|t| t.open_scheduled).sum(),
@@ -394,11 +528,11 @@ mod tests {
 
     #[test]
     fn the_slowest_wait_decides_the_outcome() {
-        assert_eq!(Outcome::of(140.0, 100, 10), Outcome::Interleaved);
-        assert_eq!(Outcome::of(160.0, 100, 10), Outcome::Partly);
-        assert_eq!(Outcome::of(720.0, 100, 10), Outcome::Partly);
-        assert_eq!(Outcome::of(730.0, 100, 10), Outcome::WaitedForAll);
-        assert_eq!(Outcome::of(990.0, 100, 10), Outcome::WaitedForAll);
+        assert_eq!(GotIn::of(140.0, 100, 10), GotIn::Interleaved);
+        assert_eq!(GotIn::of(160.0, 100, 10), GotIn::Partly);
+        assert_eq!(GotIn::of(720.0, 100, 10), GotIn::Partly);
+        assert_eq!(GotIn::of(730.0, 100, 10), GotIn::WaitedForAll);
+        assert_eq!(GotIn::of(990.0, 100, 10), GotIn::WaitedForAll);
     }
 
     #[test]
@@ -417,10 +551,10 @@ mod tests {
             }],
         };
         let trials = [
-            trial(Outcome::Interleaved, 1.1),
-            trial(Outcome::WaitedForAll, 9.9),
-            trial(Outcome::WaitedForAll, 9.8),
-            trial(Outcome::Failed, 0.0),
+            trial(GotIn::Interleaved, 1.1),
+            trial(GotIn::WaitedForAll, 9.9),
+            trial(GotIn::WaitedForAll, 9.8),
+            trial(GotIn::Failed, 0.0),
         ];
         let tally = &tally(&trials)[0];
         let counts = (

@@ -16,7 +16,9 @@
 //! and each target's figures are pooled over the rounds, so that every stack meets the same
 //! drift instead of one stack meeting a bad minute.
 
+mod args;
 pub mod switches;
+pub mod views;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,8 +26,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use args::RestArgs;
 pub use switches::{switches_in, thread_switches};
 
+use crate::Error;
+use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::probe::{ProbeRecords, closed, open};
 use crate::measure::session::{
@@ -33,10 +38,65 @@ use crate::measure::session::{
     ServerSetup, Step,
 };
 use crate::measure::stats::{OpenLoopStats, PingStats};
-use crate::measure::target::Target;
+use crate::measure::target::{self, Target};
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 use switches::switches_by_name;
+
+/// At rest, in [`crate::experiments::ALL`].
+#[derive(Debug, Clone, Copy)]
+pub struct Rest;
+
+impl Experiment for Rest {
+    const NAME: &'static str = "rest";
+    const TITLE: &'static str = "at rest";
+    const RECORD: &'static str = "rest.json";
+    const CODE: Code = Code {
+        own: &["bench-client/src/experiments/rest"],
+        drives_servers: true,
+        reads_servers: false,
+    };
+    const JOB: &'static [JobRun] = &[job_run(
+        "at rest (results/rest/)",
+        &["--out", "results/rest"],
+    )];
+
+    type Args = RestArgs;
+    type Plan = (RestPlan, Vec<Target>);
+    type Step = RestSample;
+    type Record = RestReport;
+
+    fn plan(args: &RestArgs) -> ((RestPlan, Vec<Target>), Vec<String>) {
+        let targets = target::for_rest(&args.spawn.servers, &args.spawn.folders());
+        ((args.plan(), targets), Vec::new())
+    }
+
+    fn out(args: &RestArgs) -> &Path {
+        &args.out
+    }
+
+    fn stage((plan, targets): &(RestPlan, Vec<Target>), title: &str) -> Stage {
+        plan.stage(title, targets)
+    }
+
+    async fn run(
+        (plan, targets): (RestPlan, Vec<Target>),
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, RestSample>),
+    ) -> RestReport {
+        let outcome = run(&targets, &plan, on).await;
+        report(plan, outcome, environment, command)
+    }
+
+    fn views(report: &RestReport) -> Result<Vec<(String, String)>, Error> {
+        views::views(report)
+    }
+
+    fn failures(report: &RestReport) -> usize {
+        report.failures.len()
+    }
+}
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,8 +170,7 @@ impl RestPlan {
     }
 }
 
-/// Everything one at-rest run produced: `rest.json`, from which `REST.md` is written
-/// ([`RestReport::write`]).
+/// Everything one at-rest run produced: `rest.json`, from which `REST.md` is written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestReport {
     pub environment: Environment,
@@ -119,21 +178,6 @@ pub struct RestReport {
     pub command: String,
     pub points: Vec<RestPoint>,
     pub failures: Vec<Failure>,
-}
-
-/// At rest from its first ping to its report, written into `out`.
-pub async fn at_rest(
-    targets: &[Target],
-    plan: RestPlan,
-    command: String,
-    out: &Path,
-    on: &mut impl FnMut(Event<'_, RestSample>),
-) -> Result<RestReport, String> {
-    let environment = Environment::capture(crate::stamps::REST);
-    let outcome = run(targets, &plan, on).await;
-    let report = report(plan, outcome, environment, command);
-    report.write(out).map_err(super::cannot_write(out))?;
-    Ok(report)
 }
 
 /// The report of a run of `plan` that measured `outcome` on `environment`; `command` is the

@@ -1,7 +1,7 @@
 //! Where io_uring differs: on the two io_uring stacks a blocked reactor holds back answers it
 //! has already computed, and a ping sent just before a burst, though served first, may be
-//! answered only after it. Each setting is a server, stock or with flips that change one
-//! mechanism each ([`SETTINGS`]); each runs `trials` bursts of `/bad` on connections already
+//! answered only after it. Each setting is a server, stock or started as variants that change
+//! one mechanism each ([`SETTINGS`]); each runs `trials` bursts of `/bad` on connections already
 //! open ([`trial`]), with no ping (are the answers held?), then with a ping leading the burst
 //! by each of `leads` (on the settings that run them: is the ping served first, and is its
 //! answer held?).
@@ -22,18 +22,93 @@ use demo_contract::variant::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::session::{self, Event, Failure, Running, ServerSetup, Step};
-use crate::measure::target::{Launcher, Target};
+use crate::measure::target::{self, Target};
 use crate::measure::wire::Request;
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
+mod args;
 pub mod tally;
 pub mod trial;
+pub mod views;
+
+pub use args::UringArgs;
+
+/// Where io_uring differs, in [`crate::experiments::ALL`].
+#[derive(Debug, Clone, Copy)]
+pub struct Uring;
+
+/// The io_uring experiment's plan, its settings, and where their servers are.
+#[derive(Debug)]
+pub struct Planned {
+    pub plan: UringPlan,
+    pub settings: Vec<Setting>,
+    pub bin_dir: std::path::PathBuf,
+}
+
+impl Experiment for Uring {
+    const NAME: &'static str = "uring";
+    const TITLE: &'static str = "where io_uring differs";
+    const RECORD: &'static str = "uring.json";
+    const CODE: Code = Code {
+        own: &["bench-client/src/experiments/uring"],
+        drives_servers: true,
+        reads_servers: false,
+    };
+    const JOB: &'static [JobRun] = &[job_run(
+        "where io_uring differs (results/uring/)",
+        &["--out", "results/uring"],
+    )];
+
+    type Args = UringArgs;
+    type Plan = Planned;
+    type Step = Vec<UringTrial>;
+    type Record = UringReport;
+
+    fn plan(args: &UringArgs) -> (Planned, Vec<String>) {
+        let servers: Vec<&str> = args.servers.iter().map(String::as_str).collect();
+        let planned = Planned {
+            plan: args.plan(),
+            settings: settings_of(&servers),
+            bin_dir: (args.bin_dir.clone()).unwrap_or_else(target::default_bin_dir),
+        };
+        (planned, Vec::new())
+    }
+
+    fn out(args: &UringArgs) -> &Path {
+        &args.out
+    }
+
+    fn stage(planned: &Planned, title: &str) -> Stage {
+        planned
+            .plan
+            .stage(title, &planned.settings, &planned.bin_dir)
+    }
+
+    async fn run(
+        planned: Planned,
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, Vec<UringTrial>>),
+    ) -> UringReport {
+        uring(planned, environment, command, on).await
+    }
+
+    fn views(report: &UringReport) -> Result<Vec<(String, String)>, Error> {
+        views::views(report)
+    }
+
+    fn failures(report: &UringReport) -> usize {
+        report.failures.len()
+    }
+}
 
 pub use tally::{Held, HeldTally, OrderTally, PingAnswer, held_of, ping_answer_of};
-pub use trial::Trial;
+pub use trial::UringTrial;
 
 /// The experiment's defaults.
 pub mod defaults {
@@ -56,17 +131,17 @@ const BAD: WorkPath = WorkPath::canonical(Route::Bad);
 /// The pause between two trials on one server, for it to close the last trial's connections.
 const BETWEEN_TRIALS: Duration = Duration::from_millis(50);
 
-/// A server as the experiment runs it: stock, or with `flips` (each a variant's variable).
+/// A server as the experiment runs it: stock, or started as `variants`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
     pub server: &'static str,
-    pub flips: &'static [Variant],
+    pub variants: &'static [Variant],
     /// Whether it runs the order-of-service trials too.
     pub order: bool,
 }
 
-/// Every setting, in the order they run: each io_uring server stock, then each flip alone,
-/// and on ntex the two that free its answers only together.
+/// Every setting, in the order they run: each io_uring server stock, then as each variant
+/// alone, and on ntex as the two that free its answers only together.
 pub const SETTINGS: [Setting; 9] = [
     Setting::of("demo-axum-compio", &[], true),
     Setting::of("demo-axum-compio", &[COMPIO_EPOLL], true),
@@ -80,22 +155,23 @@ pub const SETTINGS: [Setting; 9] = [
 ];
 
 impl Setting {
-    const fn of(server: &'static str, flips: &'static [Variant], order: bool) -> Setting {
+    const fn of(server: &'static str, variants: &'static [Variant], order: bool) -> Setting {
         Setting {
             server,
-            flips,
+            variants,
             order,
         }
     }
 
-    /// The server's name, with what each flip changes in brackets (the variants' own words).
+    /// The server's name, with what each variant changes in brackets (the variants' own
+    /// words).
     pub fn label(&self) -> String {
-        let changes: Vec<&str> = (self.flips.iter())
-            .map(|flip| {
-                let inner = flip
+        let changes: Vec<&str> = (self.variants.iter())
+            .map(|variant| {
+                let inner = variant
                     .label
                     .split_once(" (")
-                    .map_or(flip.label, |(_, rest)| rest);
+                    .map_or(variant.label, |(_, rest)| rest);
                 inner.trim_end_matches(')')
             })
             .collect();
@@ -105,19 +181,10 @@ impl Setting {
         }
     }
 
-    /// The server in `bin_dir`, with each flip's variable set to `1`, at one reactor thread.
+    /// The server in `bin_dir`, started as each of its variants, at one reactor thread.
     pub fn target(&self, bin_dir: &Path) -> Target {
-        let env = (self.flips.iter())
-            .map(|flip| (flip.variable.to_owned(), "1".to_owned()))
-            .collect();
-        Target::Spawn {
-            name: self.label(),
-            launcher: Launcher {
-                env,
-                only_threads: Some(1),
-                ..Launcher::program(bin_dir.join(self.server))
-            },
-        }
+        let variants: Vec<&Variant> = self.variants.iter().collect();
+        Target::variants(&self.label(), self.server, &variants, bin_dir)
     }
 }
 
@@ -218,8 +285,10 @@ impl UringPlan {
 pub struct SettingRecord {
     pub label: String,
     pub server: String,
-    /// Each flip's variable and what it changes.
-    pub flips: Vec<(String, String)>,
+    /// Each variant's arguments (`--variant NAME`) and what it changes (`flips` in records
+    /// from before the name changed).
+    #[serde(alias = "flips")]
+    pub variants: Vec<(String, String)>,
 }
 
 /// Everything one run produced: `uring.json`.
@@ -231,28 +300,29 @@ pub struct UringReport {
     pub settings: Vec<SettingRecord>,
     pub held: Vec<HeldTally>,
     pub order: Vec<OrderTally>,
-    pub trials: Vec<Trial>,
+    pub trials: Vec<UringTrial>,
     pub failures: Vec<Failure>,
 }
 
-/// The experiment from its first trial to its report, written into `out`.
+/// The experiment from its first trial to its record, measured in `environment`.
 pub async fn uring(
-    settings: &[Setting],
-    bin_dir: &Path,
-    plan: UringPlan,
+    Planned {
+        plan,
+        settings,
+        bin_dir,
+    }: Planned,
+    environment: Environment,
     command: String,
-    out: &Path,
-    on: &mut impl FnMut(Event<'_, Vec<Trial>>),
-) -> Result<UringReport, String> {
-    let environment = Environment::capture(crate::stamps::URING);
+    on: &mut impl FnMut(Event<'_, Vec<UringTrial>>),
+) -> UringReport {
     let mut outcome = session::Outcome::default();
-    for setting in settings {
-        let ran = run(setting, bin_dir, &plan, on).await;
+    for setting in &settings {
+        let ran = run(setting, &bin_dir, &plan, on).await;
         outcome.measured.extend(ran.measured.into_iter().flatten());
         outcome.failures.extend(ran.failures);
     }
-    let trials: Vec<Trial> = outcome.measured;
-    let report = UringReport {
+    let trials: Vec<UringTrial> = outcome.measured;
+    UringReport {
         environment,
         command,
         settings: settings.iter().map(record).collect(),
@@ -261,17 +331,15 @@ pub async fn uring(
         trials,
         plan,
         failures: outcome.failures,
-    };
-    report.write(out).map_err(super::cannot_write(out))?;
-    Ok(report)
+    }
 }
 
 fn record(setting: &Setting) -> SettingRecord {
     SettingRecord {
         label: setting.label(),
         server: setting.server.to_owned(),
-        flips: (setting.flips.iter())
-            .map(|flip| (flip.variable.to_owned(), flip.about.to_owned()))
+        variants: (setting.variants.iter())
+            .map(|variant| (variant.args().join(" "), variant.about.to_owned()))
             .collect(),
     }
 }
@@ -281,12 +349,12 @@ pub async fn run(
     setting: &Setting,
     bin_dir: &Path,
     plan: &UringPlan,
-    on: &mut impl FnMut(Event<'_, Vec<Trial>>),
-) -> session::Outcome<Vec<Trial>> {
+    on: &mut impl FnMut(Event<'_, Vec<UringTrial>>),
+) -> session::Outcome<Vec<UringTrial>> {
     let target = setting.target(bin_dir);
     let label = setting.label();
     let measure = async |running: &Running, step: &UringStep| {
-        let burst = trial::Burst {
+        let burst = trial::PlacedBurst {
             running,
             n: plan.concurrency,
             bad: Request::get(&running.endpoint, BAD.path()),

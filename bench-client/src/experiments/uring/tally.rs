@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Trial;
+use super::UringTrial;
 use crate::measure::stats::{grouped, spread};
 
 /// How a burst's answers came.
@@ -28,7 +28,7 @@ pub fn groups(times_ms: &[f64], sleep_ms: u64) -> usize {
 }
 
 /// The outcome of a trial's burst.
-pub fn held_of(trial: &Trial, sleep_ms: u64) -> Held {
+pub fn held_of(trial: &UringTrial, sleep_ms: u64) -> Held {
     if trial.error.is_some() || trial.answers_ms.is_empty() {
         return Held::Failed;
     }
@@ -52,7 +52,7 @@ pub enum PingAnswer {
 }
 
 /// When `trial`'s ping was answered; `None` for a trial with no ping or no verdict.
-pub fn ping_answer_of(trial: &Trial, sleep_ms: u64) -> Option<PingAnswer> {
+pub fn ping_answer_of(trial: &UringTrial, sleep_ms: u64) -> Option<PingAnswer> {
     let (ping, last) = (trial.ping_ms?, trial.answers_ms.last()?);
     let sleep = sleep_ms as f64;
     Some(if ping < sleep {
@@ -80,8 +80,8 @@ pub struct HeldTally {
 }
 
 /// Each setting's bursts with no ping, counted, in the order first measured.
-pub fn held(trials: &[Trial], sleep_ms: u64) -> Vec<HeldTally> {
-    let unpinged: Vec<Trial> = trials
+pub fn held(trials: &[UringTrial], sleep_ms: u64) -> Vec<HeldTally> {
+    let unpinged: Vec<UringTrial> = trials
         .iter()
         .filter(|t| t.lead_ms.is_none())
         .cloned()
@@ -92,8 +92,9 @@ pub fn held(trials: &[Trial], sleep_ms: u64) -> Vec<HeldTally> {
             let count = |held: Held| mine.iter().filter(|t| held_of(t, sleep_ms) == held).count();
             let measured = mine.iter().filter(|t| held_of(t, sleep_ms) != Held::Failed);
             let first = measured.clone().filter_map(|t| t.answers_ms.first());
-            let one_per_sleep =
-                |t: &&&Trial| groups(&t.handlers_ended_ms, sleep_ms) == t.handlers_ended_ms.len();
+            let one_per_sleep = |t: &&&UringTrial| {
+                groups(&t.handlers_ended_ms, sleep_ms) == t.handlers_ended_ms.len()
+            };
             HeldTally {
                 setting: setting.to_owned(),
                 trials: mine.len(),
@@ -123,8 +124,8 @@ pub struct OrderTally {
 }
 
 /// Each (setting, lead)'s trials, counted, in the order first measured.
-pub fn order(trials: &[Trial], sleep_ms: u64) -> Vec<OrderTally> {
-    let pinged: Vec<Trial> = trials
+pub fn order(trials: &[UringTrial], sleep_ms: u64) -> Vec<OrderTally> {
+    let pinged: Vec<UringTrial> = trials
         .iter()
         .filter(|t| t.lead_ms.is_some())
         .cloned()
@@ -163,8 +164,8 @@ pub fn order(trials: &[Trial], sleep_ms: u64) -> Vec<OrderTally> {
 mod tests {
     use super::*;
 
-    fn trial(answers_ms: &[f64], lead_ms: Option<f64>, ping_ms: Option<f64>) -> Trial {
-        Trial {
+    fn trial(answers_ms: &[f64], lead_ms: Option<f64>, ping_ms: Option<f64>) -> UringTrial {
+        UringTrial {
             setting: "s".to_owned(),
             lead_ms,
             index: 0,

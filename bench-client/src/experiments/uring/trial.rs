@@ -6,17 +6,16 @@
 
 use std::time::{Duration, Instant};
 
-use demo_contract::{EventsBody, Route, What};
+use demo_contract::{EventsBody, What};
 use serde::{Deserialize, Serialize};
-use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
-use tokio::task::JoinHandle;
 
 use crate::measure::burst::REQUEST_TIMEOUT;
-use crate::measure::http::{self, HttpError, Reply};
+use crate::measure::http::{self, HttpError};
+use crate::measure::placed::{self, InFlight, PlacedError};
 use crate::measure::session::Running;
 use crate::measure::units::millis;
-use crate::measure::wire::{self, Peer, Request};
+use crate::measure::wire::{Peer, Request};
 
 /// How long the server may take to answer `GET /events` before or after a trial.
 const EVENTS_WITHIN: Duration = Duration::from_secs(3);
@@ -24,10 +23,19 @@ const EVENTS_WITHIN: Duration = Duration::from_secs(3);
 /// The pause after the connections are used once, for the server to wait on each again.
 const SETTLE: Duration = Duration::from_millis(20);
 
+/// What the ping is called in a trial's error.
+const PING: &str = "the ping";
+/// What a burst request is called in a trial's error.
+const BAD_REQUEST: &str = "a /bad request";
+/// What a connection's first use is called in a trial's error.
+const WARM_UP: &str = "a warm-up";
+/// What clearing the server's record is called in a trial's error.
+const CLEAR: &str = "GET /events";
+
 /// One trial, as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Trial {
-    /// The setting's label: its server, and the flips it runs with.
+pub struct UringTrial {
+    /// The setting's label: its server, and the variants it runs as.
     pub setting: String,
     /// How long the ping led the burst, in ms; `None`: no ping (the held-answers trials).
     pub lead_ms: Option<f64>,
@@ -46,7 +54,7 @@ pub struct Trial {
 
 /// What one trial sends: `n` requests of `bad`, and `ping` first if `lead` is `Some`.
 #[derive(Debug)]
-pub struct Burst<'a> {
+pub struct PlacedBurst<'a> {
     pub running: &'a Running,
     pub n: usize,
     pub bad: Request,
@@ -54,18 +62,17 @@ pub struct Burst<'a> {
     pub lead: Option<Duration>,
 }
 
-/// An answer to come: the connection's port, the answer and when it came.
-type Answer = JoinHandle<(u16, Result<(Reply, Instant), HttpError>)>;
-
-impl Burst<'_> {
+impl PlacedBurst<'_> {
     /// Runs the trial; its failures are in the record, never raised.
-    pub async fn trial(&self, setting: &str, index: usize) -> Trial {
+    pub async fn trial(&self, setting: &str, index: usize) -> UringTrial {
         let endpoint = &self.running.endpoint;
-        let sent = tokio::time::timeout(REQUEST_TIMEOUT, self.send()).await;
-        let sent = sent.unwrap_or(Err(HttpError::Timeout(REQUEST_TIMEOUT).describe()));
+        let sent = match tokio::time::timeout(REQUEST_TIMEOUT, self.send()).await {
+            Ok(sent) => sent.map_err(|error| error.to_string()),
+            Err(_) => Err(HttpError::Timeout(REQUEST_TIMEOUT).describe()),
+        };
         let events = http::get_once(endpoint, "/events", EVENTS_WITHIN).await;
         let events = events.ok().and_then(|reply| reply.json::<EventsBody>());
-        let mut trial = Trial {
+        let mut trial = UringTrial {
             setting: setting.to_owned(),
             lead_ms: self.lead.map(millis),
             index,
@@ -85,21 +92,21 @@ impl Burst<'_> {
 
     /// Opens and uses every connection once, clears the server's record, then writes the
     /// ping and the burst and waits for every answer.
-    async fn send(&self) -> Result<Seen, String> {
+    async fn send(&self) -> Result<Seen, PlacedError> {
         let peer = Peer::resolve(&self.running.endpoint).await;
         let mut pinger = match self.lead {
-            Some(_) => Some(warm(&peer, &self.ping).await?),
+            Some(_) => Some(placed::warm(&peer, &self.ping, WARM_UP).await?),
             None => None,
         };
         let mut connections = Vec::with_capacity(self.n);
         for _ in 0..self.n {
-            connections.push(warm(&peer, &self.ping).await?);
+            connections.push(placed::warm(&peer, &self.ping, WARM_UP).await?);
         }
         tokio::time::sleep(SETTLE).await;
         // The warm-up's events are read and dropped: the record after holds this trial alone.
         let endpoint = &self.running.endpoint;
         let cleared = http::get_once(endpoint, "/events", EVENTS_WITHIN).await;
-        cleared.map_err(|error| format!("GET /events: {}", error.describe()))?;
+        cleared.map_err(PlacedError::of(CLEAR))?;
         let ping = match (pinger.take(), self.lead) {
             (Some(stream), Some(lead)) => Some(self.send_ping(stream, lead).await?),
             _ => None,
@@ -107,47 +114,20 @@ impl Burst<'_> {
         let start = Instant::now();
         let mut burst = Vec::with_capacity(self.n);
         for stream in connections {
-            burst.push(write(stream, &self.bad).await?);
+            let written = placed::write(stream, &self.bad).await;
+            burst.push(written.map_err(PlacedError::of(BAD_REQUEST))?.answer);
         }
         Seen::collect(start, ping, burst).await
     }
 
     /// Writes the ping on `stream`, then waits `lead` (spinning: a timer cannot wait 0.1 ms).
-    async fn send_ping(&self, stream: TcpStream, lead: Duration) -> Result<Answer, String> {
-        let answer = write(stream, &self.ping).await?;
-        let written = Instant::now();
-        while written.elapsed() < lead {
+    async fn send_ping(&self, stream: TcpStream, lead: Duration) -> Result<InFlight, PlacedError> {
+        let written = placed::write(stream, &self.ping).await;
+        let written = written.map_err(PlacedError::of(PING))?;
+        while written.at.elapsed() < lead {
             std::hint::spin_loop();
         }
-        Ok(answer)
-    }
-}
-
-/// A new connection, used once for `request`: accepted by the server, idle again after.
-async fn warm(peer: &Peer, request: &Request) -> Result<TcpStream, String> {
-    let failed = |error: HttpError| format!("a warm-up: {}", error.describe());
-    let mut stream = peer.connect().await.map_err(failed)?;
-    let reply = wire::exchange(&mut stream, request).await.map_err(failed)?;
-    ok(&reply).map_err(|error| format!("a warm-up: {error}"))?;
-    Ok(stream)
-}
-
-/// Writes `request` on `stream` now, and waits for its answer in a task of its own.
-async fn write(mut stream: TcpStream, request: &Request) -> Result<Answer, String> {
-    let port = stream.local_addr().map_or(0, |addr| addr.port());
-    let wrote = stream.write_all(request.bytes()).await;
-    wrote.map_err(|error| format!("a write: {error}"))?;
-    Ok(tokio::spawn(async move {
-        let reply = wire::receive(&mut stream, Ok(())).await;
-        (port, reply.map(|reply| (reply, Instant::now())))
-    }))
-}
-
-/// `Ok` for a 200, else its status.
-fn ok(reply: &Reply) -> Result<(), String> {
-    match reply.status {
-        200 => Ok(()),
-        status => Err(format!("status {status}")),
+        Ok(written.answer)
     }
 }
 
@@ -164,15 +144,12 @@ impl Seen {
     /// Every answer, each a 200, or why not.
     async fn collect(
         start: Instant,
-        ping: Option<Answer>,
-        burst: Vec<Answer>,
-    ) -> Result<Seen, String> {
-        let since = |at: Instant| {
-            let ms = |d: Duration| millis(d);
-            match at.checked_duration_since(start) {
-                Some(after) => ms(after),
-                None => -ms(start.duration_since(at)),
-            }
+        ping: Option<InFlight>,
+        burst: Vec<InFlight>,
+    ) -> Result<Seen, PlacedError> {
+        let since = |at: Instant| match at.checked_duration_since(start) {
+            Some(after) => millis(after),
+            None => -millis(start.duration_since(at)),
         };
         let mut seen = Seen {
             answers_ms: Vec::with_capacity(burst.len()),
@@ -180,11 +157,11 @@ impl Seen {
             ping: None,
         };
         if let Some(answer) = ping {
-            let (port, at) = answered(answer, "the ping").await?;
+            let (port, at) = placed::answered(answer, PING).await?;
             seen.ping = Some((port, since(at)));
         }
         for answer in burst {
-            let (port, at) = answered(answer, "a /bad request").await?;
+            let (port, at) = placed::answered(answer, BAD_REQUEST).await?;
             seen.answers_ms.push(since(at));
             seen.burst_ports.push(port);
         }
@@ -193,14 +170,9 @@ impl Seen {
     }
 
     /// The trial's figures from what the client saw and the server's `events`.
-    fn record(self, events: &EventsBody, trial: &mut Trial) {
+    fn record(self, events: &EventsBody, trial: &mut UringTrial) {
         let ports = &self.burst_ports;
-        let bad = |what: What| {
-            (events.events.iter())
-                .filter(move |event| event.what == what && ports.contains(&event.peer))
-                .map(|event| event.at_us)
-        };
-        let ended: Vec<u64> = bad(What::Ended).collect();
+        let ended: Vec<u64> = placed::times_of(events, What::Ended, ports).collect();
         let first = ended.iter().min().copied().unwrap_or(0);
         trial.handlers_ended_ms = ended
             .iter()
@@ -209,25 +181,15 @@ impl Seen {
         trial.handlers_ended_ms.sort_by(f64::total_cmp);
         if let Some((port, ms)) = self.ping {
             trial.ping_ms = Some(ms);
-            let ping_started = (events.events.iter())
-                .filter(|event| event.what == What::Started && event.peer == port)
-                .filter(|event| event.route.as_deref() == Some(Route::Ping.path()))
-                .map(|event| event.at_us)
-                .next_back();
-            trial.ping_started_after =
-                ping_started.map(|at| bad(What::Started).filter(|&bad| bad < at).count());
+            trial.ping_started_after = placed::ping_started(events, port).map(|at| {
+                placed::times_of(events, What::Started, ports)
+                    .filter(|&bad| bad < at)
+                    .count()
+            });
         }
         if trial.handlers_ended_ms.len() != self.answers_ms.len() {
             trial.error = Some("the server's record lacks some handlers".to_owned());
         }
         trial.answers_ms = self.answers_ms;
     }
-}
-
-/// The answer's port and time, if it came and was a 200.
-async fn answered(answer: Answer, what: &str) -> Result<(u16, Instant), String> {
-    let (port, reply) = answer.await.map_err(|error| format!("{what}: {error}"))?;
-    let (reply, at) = reply.map_err(|error| format!("{what}: {}", error.describe()))?;
-    ok(&reply).map_err(|error| format!("{what}: {error}"))?;
-    Ok((port, at))
 }

@@ -20,6 +20,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::measure::http::{Connection, Endpoint, HttpError};
+
+/// A ping slower than this fails Kubernetes' default probe (`timeoutSeconds: 1`).
+pub const PROBE_TIMEOUT_MS: f64 = 1000.0;
 use crate::measure::units::millis;
 
 /// How long one ping may take before it counts as failed.

@@ -13,6 +13,21 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[rank.min(last)])
 }
 
+/// At most `k` of `sorted`, evenly spaced by rank from the first to the last: all of them if
+/// there are no more than `k`. Drawn as a CDF, they give the curve of the whole.
+pub fn evenly_spaced(sorted: &[f64], k: usize) -> Vec<f64> {
+    if sorted.len() <= k {
+        return sorted.to_vec();
+    }
+    if k < 2 {
+        return sorted.last().into_iter().copied().take(k).collect();
+    }
+    let last = (sorted.len() - 1) as f64;
+    (0..k)
+        .map(|i| sorted[(i as f64 * last / (k - 1) as f64).round() as usize])
+        .collect()
+}
+
 /// The smallest, the median ([`percentile`] 50) and the largest of `values`; `None` if there
 /// are none.
 pub fn spread(mut values: Vec<f64>) -> Option<[f64; 3]> {

@@ -10,6 +10,19 @@ fn closed(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
 }
 
 #[test]
+fn evenly_spaced_keeps_the_ends_and_spreads_the_rest() {
+    let sorted: Vec<f64> = (0..=100).map(f64::from).collect();
+    assert_eq!(evenly_spaced(&sorted, 5), [0.0, 25.0, 50.0, 75.0, 100.0]);
+    assert_eq!(
+        evenly_spaced(&sorted[..3], 5),
+        [0.0, 1.0, 2.0],
+        "fewer: all"
+    );
+    assert_eq!(evenly_spaced(&sorted, 1), [100.0]);
+    assert!(evenly_spaced(&sorted, 0).is_empty());
+}
+
+#[test]
 fn percentile_matches_the_original_on_known_inputs() {
     let sorted: Vec<f64> = (1..=10).map(f64::from).collect();
     // p50: round(0.5 * 9) = round(4.5) = 4 (half to even) -> sorted[4] = 5

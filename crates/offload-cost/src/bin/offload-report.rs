@@ -31,7 +31,8 @@ fn main() -> ExitCode {
         }
     };
 
-    let environment = Environment::capture(bench_client::stamps::OFFLOAD_COST).to_markdown();
+    let environment =
+        Environment::capture(&bench_client::experiments::scripts::OFFLOAD_COST.code).to_markdown();
     let load_average = report::load_average();
     let text = report::render(&Report {
         environment: &environment,

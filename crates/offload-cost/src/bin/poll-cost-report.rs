@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         }
     };
     let text = poll_cost::render(
-        &Environment::capture(bench_client::stamps::POLL_COST).to_markdown(),
+        &Environment::capture(&bench_client::experiments::scripts::POLL_COST.code).to_markdown(),
         report::load_average().as_deref(),
         &report::shown(&args.criterion_dir),
         &medians,

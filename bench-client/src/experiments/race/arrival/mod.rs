@@ -1,7 +1,7 @@
 //! The race with the order of arrival controlled. In the race's trials ([`crate::experiments::race`]) the
 //! pinger sends whenever its last answer came, and where its ping lands among the burst's
 //! connections and requests is left to chance. Here one ping is sent at a chosen point of the
-//! burst ([`Point`]), trial after trial, so that each point's outcome either repeats or does
+//! burst ([`PingAt`]), trial after trial, so that each point's outcome either repeats or does
 //! not. The server's own record of events (`--events`, `GET /events`, see
 //! `docs/contract.md`) says where the ping was handled: after how many of the burst's blocked
 //! requests had ended, and how many of their connections had been accepted by then. That is
@@ -23,7 +23,7 @@ use crate::measure::work::WorkPath;
 
 mod send;
 
-use send::Burst;
+use send::PlacedBurst;
 
 /// The arrival experiment's defaults.
 pub mod defaults {
@@ -43,10 +43,10 @@ const BETWEEN_TRIALS: Duration = Duration::from_millis(50);
 /// How long the server may take to answer `GET /events` after a trial.
 const EVENTS_WITHIN: Duration = Duration::from_secs(3);
 
-/// When the ping is sent, relative to the burst ([`Point::explain`] says each in full).
+/// When the ping is sent, relative to the burst ([`PingAt::explain`] says each in full).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
-pub enum Point {
+pub enum PingAt {
     BeforeBurst,
     AfterAccepts,
     AfterWrites,
@@ -55,41 +55,41 @@ pub enum Point {
     OwnConnection,
 }
 
-impl Point {
+impl PingAt {
     /// Every point, in the order of the burst.
-    pub const ALL: [Point; 6] = [
-        Point::BeforeBurst,
-        Point::AfterAccepts,
-        Point::AfterWrites,
-        Point::InFirstSleep,
-        Point::InFirstSleepAcceptedFirst,
-        Point::OwnConnection,
+    pub const ALL: [PingAt; 6] = [
+        PingAt::BeforeBurst,
+        PingAt::AfterAccepts,
+        PingAt::AfterWrites,
+        PingAt::InFirstSleep,
+        PingAt::InFirstSleepAcceptedFirst,
+        PingAt::OwnConnection,
     ];
 
     /// When the ping is sent, in full.
     pub fn explain(self) -> &'static str {
         match self {
-            Point::BeforeBurst => {
+            PingAt::BeforeBurst => {
                 "on the pinger's open connection, before the burst's first connection is opened"
             }
-            Point::AfterAccepts => {
+            PingAt::AfterAccepts => {
                 "on the pinger's open connection, once the server has accepted every burst \
                  connection (its listen queue empty) and before any burst request is written"
             }
-            Point::AfterWrites => {
+            PingAt::AfterWrites => {
                 "on the pinger's open connection, as soon as every burst request is written, \
                  each on a connection opened as it was sent: long before the first sleep ends"
             }
-            Point::InFirstSleep => {
+            PingAt::InFirstSleep => {
                 "on the pinger's open connection, half a sleep after every burst request was \
                  written"
             }
-            Point::InFirstSleepAcceptedFirst => {
+            PingAt::InFirstSleepAcceptedFirst => {
                 "the same, but on burst connections all opened and accepted by the server \
                  before the first request was written, as the comparison's `--connect before`: \
                  the one thing it changes from the point before"
             }
-            Point::OwnConnection => {
+            PingAt::OwnConnection => {
                 "on a connection of its own, opened half a sleep after every burst request \
                  was written: the original's client, whose pool lent the pinger's idle \
                  connection to a burst request, so that its next ping opened a new one"
@@ -100,12 +100,12 @@ impl Point {
     /// The point in a few words, for tables.
     pub fn describe(self) -> &'static str {
         match self {
-            Point::BeforeBurst => "before the burst",
-            Point::AfterAccepts => "after the accepts",
-            Point::AfterWrites => "after the writes",
-            Point::InFirstSleep => "in the first sleep",
-            Point::InFirstSleepAcceptedFirst => "in the first sleep, accepted first",
-            Point::OwnConnection => "own connection, first sleep",
+            PingAt::BeforeBurst => "before the burst",
+            PingAt::AfterAccepts => "after the accepts",
+            PingAt::AfterWrites => "after the writes",
+            PingAt::InFirstSleep => "in the first sleep",
+            PingAt::InFirstSleepAcceptedFirst => "in the first sleep, accepted first",
+            PingAt::OwnConnection => "own connection, first sleep",
         }
     }
 }
@@ -116,7 +116,7 @@ pub struct ArrivalPlan {
     pub trials: usize,
     pub sleep_ms: u64,
     pub concurrency: usize,
-    pub points: Vec<Point>,
+    pub points: Vec<PingAt>,
 }
 
 impl ArrivalPlan {
@@ -149,7 +149,7 @@ impl ArrivalPlan {
 /// The trials of one point on a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PointStep {
-    pub point: Point,
+    pub point: PingAt,
     pub trials: usize,
     estimate: Duration,
 }
@@ -172,7 +172,7 @@ impl Step for PointStep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArrivalTrial {
     pub target: String,
-    pub point: Point,
+    pub point: PingAt,
     pub index: usize,
     /// From the ping's write to its whole answer.
     pub ping_ms: Option<f64>,
@@ -217,12 +217,12 @@ pub async fn run(
 }
 
 /// One burst with the ping at `point`, and where the server says the ping was handled.
-async fn trial(running: &Running, plan: &ArrivalPlan, point: Point, index: usize) -> ArrivalTrial {
+async fn trial(running: &Running, plan: &ArrivalPlan, point: PingAt, index: usize) -> ArrivalTrial {
     let endpoint = &running.endpoint;
     // What the server recorded before this trial (its warm-up, the last trial) is read and
     // dropped, so that the record read after it holds this trial alone.
     let cleared = http::get_once(endpoint, "/events", EVENTS_WITHIN).await;
-    let burst = Burst {
+    let burst = PlacedBurst {
         peer: Arc::new(Peer::resolve(endpoint).await),
         bad: Request::get(endpoint, &format!("{}{}", BAD.path(), running.query)),
         ping: Request::get(endpoint, "/ping"),
@@ -231,9 +231,10 @@ async fn trial(running: &Running, plan: &ArrivalPlan, point: Point, index: usize
         port: endpoint.port,
     };
     let outcome = match cleared {
-        Ok(_) => tokio::time::timeout(REQUEST_TIMEOUT, burst.run(point))
-            .await
-            .unwrap_or(Err(HttpError::Timeout(REQUEST_TIMEOUT).describe())),
+        Ok(_) => match tokio::time::timeout(REQUEST_TIMEOUT, burst.run(point)).await {
+            Ok(sent) => sent.map_err(|error| error.to_string()),
+            Err(_) => Err(HttpError::Timeout(REQUEST_TIMEOUT).describe()),
+        },
         Err(error) => Err(format!("GET /events: {}", error.describe())),
     };
     let events = http::get_once(endpoint, "/events", EVENTS_WITHIN).await;
@@ -256,7 +257,7 @@ async fn trial(running: &Running, plan: &ArrivalPlan, point: Point, index: usize
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArrivalTally {
     pub target: String,
-    pub point: Point,
+    pub point: PingAt,
     pub trials: usize,
     pub failed: usize,
     /// How many burst requests had ended when the ping was handled: each count seen, and in
@@ -278,7 +279,7 @@ pub fn tally(trials: &[ArrivalTrial], sleep_ms: u64) -> Vec<ArrivalTally> {
         .collect()
 }
 
-fn tally_of(target: &str, point: Point, trials: &[&ArrivalTrial], sleep_ms: u64) -> ArrivalTally {
+fn tally_of(target: &str, point: PingAt, trials: &[&ArrivalTrial], sleep_ms: u64) -> ArrivalTally {
     let orders: Vec<ServerOrder> = trials.iter().filter_map(|trial| trial.order).collect();
     let mut handled_after = counted(orders.iter().map(|order| order.handled_after));
     handled_after.sort_unstable();
@@ -362,7 +363,7 @@ mod tests {
     fn a_tally_counts_each_place_the_ping_was_handled() {
         let trial = |handled: Option<usize>, error: Option<&str>| ArrivalTrial {
             target: "t".to_owned(),
-            point: Point::AfterWrites,
+            point: PingAt::AfterWrites,
             index: 0,
             ping_ms: handled.map(|k| 50.0 * (k + 1) as f64),
             order: handled.map(|handled_after| ServerOrder {

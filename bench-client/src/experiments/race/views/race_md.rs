@@ -4,12 +4,12 @@
 
 use std::fmt::Write as _;
 
-use super::plots::RACE;
-use super::sections::{failures, heading};
-use super::text::{cell, connect_text};
-use crate::experiments::race::arrival::{ArrivalTally, Point};
-use crate::experiments::race::{FlipReport, PROBE_TIMEOUT_MS, RaceReport, Tally};
+use super::RACE;
+use crate::experiments::race::arrival::{ArrivalTally, PingAt};
+use crate::experiments::race::{PROBE_TIMEOUT_MS, RaceReport, Tally, VariantReport};
 use crate::measure::burst::ErrorCount;
+use crate::report::sections::{failures, heading};
+use crate::report::text::{cell, connect_text};
 
 /// The outcome tables' header.
 const TABLE_HEADER: &str = "| stack | connect | trials | got in between every sleep \
@@ -29,7 +29,7 @@ pub fn race_markdown(race: &RaceReport) -> String {
         "\n![Each trial's slowest closed-loop wait, in sleeps, per stack and connect mode]({RACE})"
     );
     out.push_str(&arrival(race));
-    out.push_str(&flips(&race.flips));
+    out.push_str(&variants(&race.variants));
     out.push_str(&failures(&race.failures, false));
     out
 }
@@ -100,7 +100,7 @@ fn row(tally: &Tally) -> String {
 }
 
 /// `min / median / max`, one decimal, or `-`.
-pub(super) fn spread(values: Option<[f64; 3]>) -> String {
+pub fn spread(values: Option<[f64; 3]>) -> String {
     values.map_or("-".to_owned(), |[min, median, max]| {
         format!("{min:.1} / {median:.1} / {max:.1}")
     })
@@ -179,7 +179,7 @@ fn arrival(race: &RaceReport) -> String {
 /// A table of one row per stack and one column per point, each cell `cell_of` its tally.
 fn matrix(
     tallies: &[ArrivalTally],
-    points: &[Point],
+    points: &[PingAt],
     cell_of: impl Fn(&ArrivalTally) -> String,
 ) -> String {
     let mut out = String::from("| stack |");
@@ -221,7 +221,7 @@ fn handled_cell(tally: &ArrivalTally) -> String {
     each.join(" · ")
 }
 
-fn points_legend(points: &[Point]) -> String {
+fn points_legend(points: &[PingAt]) -> String {
     let mut out = String::from("\nThe points:\n\n");
     for point in points {
         let _ = writeln!(out, "- **{}**: {}", point.describe(), point.explain());
@@ -229,25 +229,26 @@ fn points_legend(points: &[Point]) -> String {
     out
 }
 
-/// Each flip: the mechanism it tests, and the stock server's outcomes against the variant's.
-fn flips(flips: &[FlipReport]) -> String {
-    if flips.is_empty() {
+/// Each variant's test: the mechanism it tests, and the stock server's outcomes against the
+/// variant's.
+fn variants(variants: &[VariantReport]) -> String {
+    if variants.is_empty() {
         return String::new();
     }
     let mut out = String::from(
         "\n## Runs that change one thing\n\nEach runs a stock server and its variant, which \
          changes the one thing a mechanism names, in the condition where the outcome showed.\n",
     );
-    for flip in flips {
+    for test in variants {
         let _ = write!(
             out,
             "\n### {}\n\nTests {}. `/bad` sleeping {} ms, connections {}.\n\n",
-            flip.variant,
-            flip.tests,
-            flip.sleep_ms,
-            connect_text(flip.connect),
+            test.variant,
+            test.tests,
+            test.sleep_ms,
+            connect_text(test.connect),
         );
-        out.push_str(&outcome_table(&flip.tallies));
+        out.push_str(&outcome_table(&test.tallies));
     }
     out
 }

@@ -1,4 +1,4 @@
-//! The flips: runs that change one thing a mechanism names, each variant against its stock
+//! The variants' tests: each changes one thing a mechanism names, run against its stock
 //! server, to see whether the race's outcome flips.
 
 use std::path::Path;
@@ -13,10 +13,10 @@ use crate::measure::target::Target;
 
 use super::{RacePlan, Tally, Trial, defaults, tally};
 
-/// A run that changes one thing a mechanism names, to see whether the outcome flips: the
-/// stock server against its variant, in the condition where the outcome showed.
+/// A variant against its stock server, in the condition where the outcome showed: whether
+/// the one thing it changes flips the outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Flip {
+pub struct VariantTest {
     pub variant: Variant,
     pub sleep_ms: u64,
     pub connect: Connect,
@@ -26,9 +26,9 @@ pub struct Flip {
     pub tests: &'static str,
 }
 
-/// Every flip, in the order they run.
-pub const FLIPS: [Flip; 3] = [
-    Flip {
+/// Every variant's test, in the order they run.
+pub const VARIANT_TESTS: [VariantTest; 3] = [
+    VariantTest {
         variant: ACTIX_REQUEST_TIMEOUT_OFF,
         sleep_ms: 500,
         connect: Connect::Before,
@@ -37,7 +37,7 @@ pub const FLIPS: [Flip; 3] = [
                 from the worker's cached clock, which a blocked worker does not update, so it \
                 runs out early; with client_request_timeout off there is no deadline",
     },
-    Flip {
+    VariantTest {
         variant: ACTIX_KEEP_ALIVE_60S,
         sleep_ms: 500,
         connect: Connect::Before,
@@ -46,7 +46,7 @@ pub const FLIPS: [Flip; 3] = [
                 closed when its 5 s keep-alive runs out, which it does while the worker is \
                 blocked for 5 s and the next ping waits unread; kept 60 s, it is not",
     },
-    Flip {
+    VariantTest {
         variant: TOKIO_EVENT_INTERVAL_1,
         sleep_ms: defaults::SLEEP_MS,
         connect: Connect::During,
@@ -56,8 +56,8 @@ pub const FLIPS: [Flip; 3] = [
     },
 ];
 
-impl Flip {
-    /// The race's plan narrowed to this flip's condition.
+impl VariantTest {
+    /// The race's plan narrowed to this test's condition.
     pub fn plan(&self, race: &RacePlan) -> RacePlan {
         RacePlan {
             trials: self.trials.unwrap_or(race.trials),
@@ -70,29 +70,30 @@ impl Flip {
     }
 }
 
-/// A flip ready to run: its stock server and its variant.
+/// A variant's test ready to run: its stock server and its variant.
 #[derive(Debug, Clone)]
-pub struct FlipRun {
-    pub flip: Flip,
+pub struct VariantRun {
+    pub test: VariantTest,
     pub targets: [Target; 2],
 }
 
-/// The flips whose stock server is among `targets`, each with its variant, built in `bin_dir`.
-pub fn flip_runs(targets: &[Target], bin_dir: &Path) -> Vec<FlipRun> {
-    (FLIPS.iter())
-        .filter_map(|flip| {
-            let stock = targets.iter().find(|t| t.label() == flip.variant.server)?;
-            Some(FlipRun {
-                flip: *flip,
-                targets: [stock.clone(), Target::variant(&flip.variant, bin_dir)],
+/// The variants' tests whose stock server is among `targets`, each with its variant, built
+/// in `bin_dir`.
+pub fn variant_runs(targets: &[Target], bin_dir: &Path) -> Vec<VariantRun> {
+    (VARIANT_TESTS.iter())
+        .filter_map(|test| {
+            let stock = targets.iter().find(|t| t.label() == test.variant.server)?;
+            Some(VariantRun {
+                test: *test,
+                targets: [stock.clone(), Target::variant(&test.variant, bin_dir)],
             })
         })
         .collect()
 }
 
-/// One flip's outcome.
+/// One variant's test: its outcome beside its stock server's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FlipReport {
+pub struct VariantReport {
     pub server: String,
     pub variant: String,
     pub tests: String,
@@ -102,14 +103,14 @@ pub struct FlipReport {
     pub tallies: Vec<Tally>,
 }
 
-impl FlipRun {
-    pub(super) fn report(&self, trials: &[Trial]) -> FlipReport {
-        FlipReport {
-            server: self.flip.variant.server.to_owned(),
-            variant: self.flip.variant.label.to_owned(),
-            tests: self.flip.tests.to_owned(),
-            sleep_ms: self.flip.sleep_ms,
-            connect: self.flip.connect,
+impl VariantRun {
+    pub(super) fn report(&self, trials: &[Trial]) -> VariantReport {
+        VariantReport {
+            server: self.test.variant.server.to_owned(),
+            variant: self.test.variant.label.to_owned(),
+            tests: self.test.tests.to_owned(),
+            sleep_ms: self.test.sleep_ms,
+            connect: self.test.connect,
             tallies: tally(trials),
         }
     }

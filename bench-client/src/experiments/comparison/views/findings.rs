@@ -2,13 +2,13 @@
 //! for a reader who will not compare forty cells. Every number in them is a range over the
 //! stacks of that run.
 
-use super::Report;
-use super::text::{kernel_note, latency_range, range, reactor_threads, signed_range};
 use crate::experiments::comparison;
 use crate::experiments::comparison::Case;
+use crate::experiments::comparison::Report;
 use crate::measure::stalls::StallsSeen;
 use crate::measure::stats::{OpenLoopStats, PingStats, Verdict};
 use crate::measure::work::WorkPath;
+use crate::report::text::{kernel_note, latency_range, range, reactor_threads, signed_range};
 
 /// Every finding of `report`, route by route, at each thread count.
 pub fn findings(report: &Report) -> Vec<String> {

@@ -3,8 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::text::{latency, where_it_ran, with_failed};
+use super::where_it_ran;
 use crate::experiments::comparison::Case;
+use crate::report::text::{latency, with_failed};
 
 /// The original bench's block for one case.
 pub fn block(case: &Case) -> String {

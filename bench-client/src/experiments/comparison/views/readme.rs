@@ -4,25 +4,41 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::Report;
-use super::text::{latency_range, range};
-use super::write_atomically;
+use crate::Error;
+use crate::experiments::comparison::Report;
 use crate::experiments::comparison::{Case, Plan};
 use crate::measure::stats::Verdict;
 use crate::measure::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
+use crate::report::block::{RESULTS, replace_in};
+use crate::report::text::{latency_range, range};
 
 /// Why a report was left out of the README: only a complete run of the full default
 /// comparison stands for it.
 pub const ONLY_COMPLETE: &str = "only a complete run of the full default comparison goes there";
 
+/// The README, from the repository's root: its results block is the full comparison's.
+pub const README: &str = "README.md";
+
+/// Rewrites the README's results block at `readme` from `report` if it may stand for it:
+/// `full`, a run of the full default comparison, and [`stands_for_readme`]. Says what it did.
+pub fn refresh_if_full(report: &Report, readme: &Path, full: bool) -> Result<String, Error> {
+    if !full || !stands_for_readme(report) {
+        return Ok(format!(
+            "left {} as it was: {ONLY_COMPLETE}",
+            readme.display()
+        ));
+    }
+    refresh(report, readme)?;
+    Ok(format!(
+        "refreshed the results block of {}",
+        readme.display()
+    ))
+}
+
 /// Whether `report` may stand in the README's block: the default plan, nothing failed.
 pub fn stands_for_readme(report: &Report) -> bool {
     report.plan == Plan::default() && report.failures.is_empty()
 }
-
-/// The markers of the README's results block, which [`refresh`] rewrites.
-pub const BEGIN: &str = "<!-- results:begin (written by bench-client; do not edit) -->";
-pub const END: &str = "<!-- results:end -->";
 
 /// The block: where the figures come from, the compact table and its legend.
 pub fn block(report: &Report) -> String {
@@ -168,27 +184,10 @@ fn failed_pings(cases: &[&Case]) -> (usize, usize, String) {
     (failed, sent, on.join(", "))
 }
 
-/// Replaces what stands between [`BEGIN`] and [`END`] in the file at `path` with
-/// [`block`], atomically.
-pub fn refresh(report: &Report, path: &Path) -> std::io::Result<()> {
-    replace_block(path, (BEGIN, END), &block(report))
-}
-
-/// Replaces what stands between the markers `begin` and `end` in the file at `path` with
-/// `content`, atomically.
-pub fn replace_block(
-    path: &Path,
-    (begin, end): (&str, &str),
-    content: &str,
-) -> std::io::Result<()> {
-    let text = std::fs::read_to_string(path)?;
-    let (Some(from), Some(to)) = (text.find(begin), text.find(end)) else {
-        return Err(std::io::Error::other(format!(
-            "{} has no {begin} ... {end} block",
-            path.display()
-        )));
-    };
-    let head = &text[..from + begin.len()];
-    let tail = &text[to..];
-    write_atomically(path, format!("{head}\n{content}{tail}").as_bytes())
+/// Rewrites the README's results block ([`RESULTS`]) at `path` with [`block`].
+pub fn refresh(report: &Report, path: &Path) -> Result<(), Error> {
+    replace_in(path, RESULTS, &block(report)).map_err(|reason| Error::Page {
+        page: path.to_owned(),
+        reason,
+    })
 }

@@ -1,12 +1,19 @@
-//! `URING.md`: on the io_uring stacks, stock and with each flip, whether a burst's answers
+//! `URING.md`: on the io_uring stacks, stock and as each variant, whether a burst's answers
 //! came one per sleep or were held, and whether a ping leading the burst was served first and
 //! answered at once.
 
 use std::fmt::Write as _;
 
-use super::race_md::spread;
-use super::sections::document;
+use crate::Error;
+use crate::experiments::race::views::race_md::spread;
 use crate::experiments::uring::{HeldTally, OrderTally, UringReport};
+use crate::report::View;
+use crate::report::sections::document;
+
+/// The io_uring experiment's one view, `URING.md`.
+pub fn views(report: &UringReport) -> Result<Vec<View>, Error> {
+    Ok(vec![("URING.md".to_owned(), uring_markdown(report))])
+}
 
 /// `URING.md`.
 pub fn uring_markdown(report: &UringReport) -> String {
@@ -51,14 +58,14 @@ fn settings(report: &UringReport) -> String {
     let mut out = String::from("## Settings\n\n");
     for setting in &report.settings {
         let _ = write!(out, "- **{}**", setting.label);
-        if setting.flips.is_empty() {
+        if setting.variants.is_empty() {
             out.push_str(": the stock server\n");
         }
-        for (index, (variable, about)) in setting.flips.iter().enumerate() {
+        for (index, (started_with, about)) in setting.variants.iter().enumerate() {
             let joint = if index == 0 { ":" } else { "; and" };
-            let _ = write!(out, "{joint} `{variable}=1`, {about}");
+            let _ = write!(out, "{joint} `{started_with}`, {about}");
         }
-        if !setting.flips.is_empty() {
+        if !setting.variants.is_empty() {
             out.push('\n');
         }
     }

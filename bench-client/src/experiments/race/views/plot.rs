@@ -6,7 +6,7 @@
 //! axis from 0 to N: near 1 the ping got in between every sleep, near N it waited behind the
 //! whole burst. The rows follow the report's tallies (each connect mode in turn, every stack
 //! at each), the colour tells the connect mode apart, and the dashed guides are the race's
-//! verdict lines ([`Outcome::of`](crate::experiments::race::Outcome::of)): 1.5 sleeps and 0.8 × (N − 1).
+//! verdict lines ([`GotIn::of`](crate::experiments::race::GotIn::of)): 1.5 sleeps and 0.8 × (N − 1).
 //!
 //! A trial that failed has no verdict and no dot (RACE.md counts them). The dots are
 //! semi-transparent and jittered up or down by an amount fixed by the trial's index, so that
@@ -21,12 +21,10 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::PlotError;
-use super::figure::{FONT, REFERENCE_COLOUR, colour, draw_no_data_note};
-use crate::experiments::race::{
-    INTERLEAVED_BELOW, Outcome, RaceReport, Tally, WAITED_FOR_ALL_SHARE,
-};
+use crate::experiments::race::{GotIn, INTERLEAVED_BELOW, RaceReport, Tally, WAITED_FOR_ALL_SHARE};
 use crate::measure::burst::Connect;
+use crate::plot::PlotError;
+use crate::plot::figure::{FONT, REFERENCE_COLOUR, colour, draw_no_data_note};
 
 /// About what a repository page shows, as the timeline's figure.
 const WIDTH: u32 = 900;
@@ -95,7 +93,7 @@ fn row_height(row: usize, rows: usize) -> f64 {
 fn dots(report: &RaceReport) -> Vec<Dot> {
     let rows = report.tallies.len();
     let drawable = (report.trials.iter())
-        .filter(|t| t.outcome != Outcome::Failed)
+        .filter(|t| t.outcome != GotIn::Failed)
         .filter_map(|t| Some((t, t.slowest_sleeps.filter(|s| s.is_finite())?)));
     drawable
         .filter_map(|(trial, sleeps)| {
@@ -337,7 +335,7 @@ mod tests {
 
     fn trial(target: &str, connect: Connect, index: usize, sleeps: f64) -> Trial {
         let plan = RacePlan::default();
-        let outcome = Outcome::of(
+        let outcome = GotIn::of(
             sleeps * plan.sleep_ms as f64,
             plan.sleep_ms,
             plan.concurrency,
@@ -366,7 +364,7 @@ mod tests {
             }
         }
         trials.push(trial("demo-axum", Connect::Before, 8, 10.7));
-        trials[0].outcome = Outcome::Failed;
+        trials[0].outcome = GotIn::Failed;
         let environment = Environment {
             date: String::new(),
             git_commit: String::new(),
@@ -387,7 +385,7 @@ mod tests {
             trials,
             arrival: Vec::new(),
             arrival_trials: Vec::new(),
-            flips: Vec::new(),
+            variants: Vec::new(),
             failures: Vec::new(),
         }
     }
@@ -397,7 +395,7 @@ mod tests {
         let report = report();
         let svg = race(&report).unwrap();
         let kept = (report.trials.iter())
-            .filter(|t| t.outcome != Outcome::Failed)
+            .filter(|t| t.outcome != GotIn::Failed)
             .count();
         // The legend's entries are dots too, one per connect mode.
         let legend_dots = report.plan.connects.len();

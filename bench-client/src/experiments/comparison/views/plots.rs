@@ -1,23 +1,16 @@
-//! Which figures a report draws, and from which of its figures: the latency CDF of each
-//! route (from the open-loop probe), the timeline of every case, and the sweep's wall time
-//! against N per route.
+//! The comparison's figures, and from which of its figures: the latency CDF of each route
+//! (from the open-loop probe) and the timeline of every case.
 
-use super::text::{reactor_threads, verdict};
-use super::{Report, SweepReport};
-use crate::experiments::comparison::Case;
+use super::verdict;
+use crate::experiments::comparison::{Case, Report};
 use crate::measure::stats::{OpenLoopStats, Verdict};
-use crate::measure::work::WorkPath;
 use crate::plot::timeline::{TimelineGrid, TimelineRow};
-use crate::plot::{self, LatencySamples, PlotError, Series};
+use crate::plot::{self, LatencySamples, PlotError};
+use crate::report::text::reactor_threads;
 
 /// The file name of a route's latency CDF, e.g. `ping-cdf-bad.svg`.
 pub fn cdf_name(route: &str) -> String {
     format!("ping-cdf-{}.svg", route.trim_start_matches('/'))
-}
-
-/// The file name of a route's sweep plot, e.g. `wall-vs-n-ok-blocking.svg`.
-pub fn sweep_plot_name(route: WorkPath) -> String {
-    format!("wall-vs-n-{}.svg", route.path().trim_start_matches('/'))
 }
 
 /// The cases of `route`, at the first thread count, that carry open-loop samples: what
@@ -54,6 +47,7 @@ pub fn latency_cdf(report: &Report, route: &str) -> Result<String, PlotError> {
             label: cdf_label(case),
             latencies_ms: open.raw_ms.clone(),
             failed: open.scheduled.saturating_sub(open.raw_ms.len()),
+            answered: None,
         })
         .collect();
     let plan = &report.plan;
@@ -86,9 +80,6 @@ pub const TIMELINE_GLANCE: &str = "timeline-glance.svg";
 /// The stacks of the cut timeline: one Rust stack on epoll, the io_uring stack whose
 /// `/bad` answers differ from the others', and FastAPI on uvloop, the reader's own stack.
 pub const GLANCE: [&str; 3] = ["demo-axum", "demo-ntex", "fastapi-uvloop"];
-
-/// The race's figure: each trial's slowest closed-loop wait.
-pub const RACE: &str = "race.svg";
 
 /// The cases at the first thread count that carry a timeline.
 fn timeline_cases(report: &Report) -> Vec<&Case> {
@@ -171,134 +162,4 @@ pub fn latency_cdfs(report: &Report) -> Result<Vec<(String, String)>, PlotError>
         .into_iter()
         .map(|route| Ok((cdf_name(route), latency_cdf(report, route)?)))
         .collect()
-}
-
-/// The lines of one route's sweep plot: one per target, the points that ran.
-pub fn sweep_series(sweep: &SweepReport, route: WorkPath) -> Vec<Series> {
-    let mut series: Vec<Series> = Vec::new();
-    for point in sweep.points.iter().filter(|p| p.route == route.path()) {
-        let xy = (point.n as f64, point.wall_ms);
-        match series.iter_mut().find(|line| line.label == point.target) {
-            Some(line) => line.points.push(xy),
-            None => series.push(Series {
-                label: point.target.clone(),
-                points: vec![xy],
-            }),
-        }
-    }
-    series
-}
-
-/// The file name of a route's completion-time plot, e.g. `completions-ok-blocking.svg`.
-pub fn completions_plot_name(route: WorkPath) -> String {
-    format!("completions-{}.svg", route.path().trim_start_matches('/'))
-}
-
-/// When each request of one burst per stack came back, as a CDF: the largest N that ran on
-/// `route`. A bounded pool shows as steps, one per round of the pool.
-pub fn completions_plot(sweep: &SweepReport, route: WorkPath) -> Result<String, PlotError> {
-    let points = sweep.points.iter().filter(|p| p.route == route.path());
-    let Some(n) = points.clone().map(|p| p.n).max() else {
-        let axes = ("completion time (ms)", "fraction of requests done");
-        return plot::cdf(&format!("{route}: no point ran"), axes, &[], None);
-    };
-    let samples: Vec<LatencySamples> = points
-        .filter(|p| p.n == n)
-        .map(|p| LatencySamples {
-            label: p.target.clone(),
-            latencies_ms: p.completions_ms.clone(),
-            failed: p.n.saturating_sub(p.completions_ms.len()),
-        })
-        .collect();
-    let plan = &sweep.plan;
-    let title = format!(
-        "{route}: when each of {n} requests came back, sleep {} ms, {}",
-        plan.sleep_ms,
-        reactor_threads(plan.threads)
-    );
-    let axes = (
-        "completion time from the first send (ms)",
-        "fraction of requests done",
-    );
-    plot::cdf(&title, axes, &samples, None)
-}
-
-/// The sweep's ideal for `route` as a guide line, where the plan tells it.
-fn ideal_series(sweep: &SweepReport, route: WorkPath) -> Option<Series> {
-    let plan = &sweep.plan;
-    let label = format!("ideal: {}", plan.ideal_text(route)?);
-    let points = (plan.concurrency.iter())
-        .filter_map(|&n| Some((n as f64, plan.ideal_ms(route, n)?)))
-        .collect();
-    Some(Series { label, points })
-}
-
-/// Every sweep plot, as (file name, SVG).
-pub fn sweep_plots(sweep: &SweepReport) -> Result<Vec<(String, String)>, PlotError> {
-    let plan = &sweep.plan;
-    let mut plots = Vec::new();
-    for &route in &plan.routes {
-        let title = format!(
-            "{route}: wall time of N concurrent requests, sleep {} ms, {}",
-            plan.sleep_ms,
-            reactor_threads(plan.threads)
-        );
-        let ideal = ideal_series(sweep, route);
-        let svg = plot::wall_vs_concurrency(&title, &sweep_series(sweep, route), ideal.as_ref())?;
-        plots.push((sweep_plot_name(route), svg));
-        plots.push((
-            completions_plot_name(route),
-            completions_plot(sweep, route)?,
-        ));
-    }
-    Ok(plots)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiments::sweep::{Point, SweepPlan};
-    use crate::measure::environment::Environment;
-    use crate::measure::session::Confounders;
-    use crate::measure::stats::RequestTimes;
-
-    #[test]
-    fn series_follow_the_points_that_ran() {
-        let point = |target: &str, n: usize, wall_ms: f64| Point {
-            target: target.into(),
-            route: "/bad".into(),
-            n,
-            wall_ms,
-            ok: n,
-            err: 0,
-            errors: Vec::new(),
-            requests: RequestTimes::from_ms(&[wall_ms]),
-            completions_ms: vec![wall_ms],
-            confounders: Confounders::default(),
-        };
-        let sweep = SweepReport {
-            environment: Environment::capture(crate::stamps::SWEEP),
-            plan: SweepPlan::default(),
-            command: "bench-client sweep".into(),
-            points: vec![
-                point("a", 1, 20.0),
-                point("a", 10, 200.0),
-                point("b", 1, 21.0),
-            ],
-            failures: Vec::new(),
-        };
-        let series = sweep_series(&sweep, WorkPath::WORK[0]);
-        assert_eq!(series.len(), 2);
-        assert_eq!(series[0].points, [(1.0, 20.0), (10.0, 200.0)]);
-        assert!(sweep_series(&sweep, WorkPath::WORK[2]).is_empty());
-        let markdown = super::super::sweep_md::sweep_markdown(&sweep);
-        assert!(
-            markdown.contains("| a | 20 | 200 | - | skipped | skipped |"),
-            "{markdown}"
-        );
-        assert_eq!(
-            sweep_plot_name(WorkPath::WORK[1]),
-            "wall-vs-n-ok-blocking.svg"
-        );
-    }
 }

@@ -4,14 +4,21 @@
 
 use std::fmt::Write as _;
 
-use super::sections::document;
-use super::text::{cell, latency};
+use crate::Error;
 use crate::experiments::health::{HealthReport, ProbeTally, Probed, RestTally, Window, tally};
+use crate::report::View;
+use crate::report::sections::document;
+use crate::report::text::{cell, latency};
 
 /// The heading of the probes' table, which the health-check lesson copies.
 pub const PROBES: &str = "Probes while the reactor is blocked";
 /// The heading of the cost at rest.
 pub const AT_REST: &str = "What each endpoint costs at rest";
+
+/// The health experiment's one view, `HEALTH.md`.
+pub fn views(report: &HealthReport) -> Result<Vec<View>, Error> {
+    Ok(vec![("HEALTH.md".to_owned(), health_markdown(report))])
+}
 
 /// `HEALTH.md`.
 pub fn health_markdown(report: &HealthReport) -> String {

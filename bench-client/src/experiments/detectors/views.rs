@@ -3,10 +3,20 @@
 
 use std::fmt::Write as _;
 
-use super::sections::document;
-use super::text::{cell, whole};
+use crate::Error;
 use crate::experiments::detectors::{BASELINE, CostRound, DETECTORS, DetectorsReport, Verdict};
 use crate::measure::stats::spread;
+use crate::report::View;
+use crate::report::sections::document;
+use crate::report::text::{cell, whole};
+
+/// The detectors experiment's one view, `DETECTORS.md`.
+pub fn views(report: &DetectorsReport) -> Result<Vec<View>, Error> {
+    Ok(vec![(
+        "DETECTORS.md".to_owned(),
+        detectors_markdown(report),
+    )])
+}
 
 /// `DETECTORS.md`.
 pub fn detectors_markdown(report: &DetectorsReport) -> String {

@@ -1,36 +1,21 @@
 //! `bench-client redraw`: every view rewritten from the committed records, measuring
 //! nothing. A change to a table, a plot or a page's figures needs this, never a rerun.
 //!
-//! A results folder is known by the record it holds: `results.json` (the comparison),
-//! `race.json`, `sweep.json`, `rest.json`, `uring.json`, `health.json` or `detectors.json`.
-//! With no folder named, every such folder under `results/` is redrawn, then the README's
-//! results block (from `results/`, the full default comparison) and the figures blocks of
-//! every page.
+//! A results folder is known by the record it holds: each experiment of
+//! [`experiments::ALL`] names its own (`results.json`, `race.json`, ...). With no folder
+//! named, every such folder under `results/` is redrawn, then the README's results block
+//! (from `results/`, the full default comparison) and the figures blocks of every page.
 
 use std::path::{Path, PathBuf};
 
-use serde::de::DeserializeOwned;
-
-use super::{
-    DetectorsReport, HealthReport, RaceReport, Report, RestReport, SweepReport, UringReport, pages,
-    readme,
-};
+use crate::Error;
+use crate::experiments::comparison::views::readme;
+use crate::experiments::comparison::{Comparison, Report};
+use crate::experiments::{self, Entry, Experiment as _};
+use crate::report::pages;
 
 /// Where the committed results live, from the repository's root.
 pub const RESULTS: &str = "results";
-/// The page whose results block the full comparison rewrites.
-pub const README: &str = "README.md";
-
-/// The records a results folder may hold, by file name.
-const RECORDS: [&str; 7] = [
-    "results.json",
-    "race.json",
-    "sweep.json",
-    "rest.json",
-    "uring.json",
-    "health.json",
-    "detectors.json",
-];
 
 /// What `redraw` does: the folders to redraw, and whether the README's block and the
 /// pages' figures follow.
@@ -46,16 +31,16 @@ impl Redraw {
     pub fn everything(root: &Path) -> Redraw {
         Redraw {
             dirs: results_dirs(&root.join(RESULTS)),
-            readme: Some(root.join(README)),
+            readme: Some(root.join(readme::README)),
             pages: true,
         }
     }
 
     /// Redraws each folder, then the README's block and the pages, as asked; `root` is the
     /// repository's root, from which the pages are found.
-    pub fn run(&self, root: &Path) -> Result<(), String> {
+    pub fn run(&self, root: &Path) -> Result<(), Error> {
         for dir in &self.dirs {
-            redraw_dir(dir).map_err(|error| format!("cannot redraw {}: {error}", dir.display()))?;
+            redraw_dir(dir)?;
             eprintln!("redrew {}", dir.display());
         }
         if let Some(readme) = &self.readme {
@@ -71,6 +56,15 @@ impl Redraw {
     }
 }
 
+/// The experiment whose record `dir` holds.
+fn recorded_in(dir: &Path) -> Option<&'static dyn Entry> {
+    (experiments::ALL.iter().copied()).find(|entry| {
+        entry
+            .record()
+            .is_some_and(|record| dir.join(record).is_file())
+    })
+}
+
 /// Every folder under `results` (itself included) that holds a record, in path order.
 pub fn results_dirs(results: &Path) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -80,7 +74,7 @@ pub fn results_dirs(results: &Path) -> Vec<PathBuf> {
 }
 
 fn collect_dirs(dir: &Path, dirs: &mut Vec<PathBuf>) {
-    if RECORDS.iter().any(|record| dir.join(record).is_file()) {
+    if recorded_in(dir).is_some() {
         dirs.push(dir.to_owned());
     }
     let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
@@ -90,36 +84,32 @@ fn collect_dirs(dir: &Path, dirs: &mut Vec<PathBuf>) {
 }
 
 /// Rewrites one folder's views from the record it holds.
-fn redraw_dir(dir: &Path) -> Result<(), String> {
-    let views = |result: std::io::Result<()>| result.map_err(|error| error.to_string());
-    match RECORDS.iter().find(|record| dir.join(record).is_file()) {
-        Some(&"results.json") => views(read::<Report>(dir, "results.json")?.write_views(dir)),
-        Some(&"race.json") => views(read::<RaceReport>(dir, "race.json")?.write_views(dir)),
-        Some(&"sweep.json") => views(read::<SweepReport>(dir, "sweep.json")?.write_views(dir)),
-        Some(&"rest.json") => views(read::<RestReport>(dir, "rest.json")?.write_views(dir)),
-        Some(&"uring.json") => views(read::<UringReport>(dir, "uring.json")?.write_views(dir)),
-        Some(&"health.json") => views(read::<HealthReport>(dir, "health.json")?.write_views(dir)),
-        Some(_) => views(read::<DetectorsReport>(dir, "detectors.json")?.write_views(dir)),
-        None => Err(format!("no record here (one of {})", RECORDS.join(", "))),
+fn redraw_dir(dir: &Path) -> Result<(), Error> {
+    match recorded_in(dir) {
+        Some(entry) => entry.redraw(dir),
+        None => Err(Error::NoRecord {
+            dir: dir.to_owned(),
+            known: (experiments::ALL.iter())
+                .filter_map(|entry| entry.record())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
     }
-}
-
-/// The record `name` in `dir`, read back.
-fn read<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T, String> {
-    let json = std::fs::read_to_string(dir.join(name)).map_err(|error| error.to_string())?;
-    serde_json::from_str(&json).map_err(|error| format!("{name}: {error}"))
 }
 
 /// The README's block from the comparison in `dir`, which must be a complete default one.
-fn redraw_readme(dir: &Path, page: &Path) -> Result<(), String> {
-    let report: Report = read(dir, "results.json")
-        .map_err(|error| format!("cannot redraw {}: {error}", page.display()))?;
+fn redraw_readme(dir: &Path, page: &Path) -> Result<(), Error> {
+    let path = dir.join(Comparison::RECORD);
+    let json = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
+    let report: Report =
+        serde_json::from_str(&json).map_err(|source| Error::Record { path, source })?;
     if !readme::stands_for_readme(&report) {
-        let why = readme::ONLY_COMPLETE;
-        return Err(format!("{} stays as it was: {why}", page.display()));
+        return Err(Error::Page {
+            page: page.to_owned(),
+            reason: format!("stays as it was: {}", readme::ONLY_COMPLETE),
+        });
     }
     readme::refresh(&report, page)
-        .map_err(|error| format!("cannot refresh {}: {error}", page.display()))
 }
 
 #[cfg(test)]
@@ -141,8 +131,8 @@ mod tests {
         std::fs::write(root.join("static/static.json"), "{}").unwrap();
         let found = results_dirs(&root);
         assert_eq!(found, [root.clone(), root.join("a/b"), root.join("race")]);
-        let error = redraw_dir(&root.join("static")).unwrap_err();
-        assert!(error.contains("no record here"), "{error}");
+        let error = redraw_dir(&root.join("static")).unwrap_err().to_string();
+        assert!(error.starts_with("no record in "), "{error}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

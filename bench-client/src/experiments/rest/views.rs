@@ -3,9 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::sections::{failures, heading};
-use super::text::{cell, cpu_cells, kernel_note, whole, with_failed};
+use crate::Error;
 use crate::experiments::rest::{RestPoint, RestReport};
+use crate::report::View;
+use crate::report::sections::{failures, heading};
+use crate::report::text::{cell, cpu_cells, kernel_note, whole, with_failed};
 use demo_contract::variant::{VARIANTS, Variant};
 
 /// The latency table's header.
@@ -23,6 +25,11 @@ const TABLE_LEGEND: &str = "\nThe closed loop sends a ping, waits for its answer
     both probes: the CPU time of the client (in bold where it used more than the server) and \
     of the server, and the hypervisor's steal time (all in 10 ms ticks), and any rise of the \
     kernel's TCP counters (listen overflows and drops, retransmissions).\n";
+
+/// At rest's one view, `REST.md`.
+pub fn views(rest: &RestReport) -> Result<Vec<View>, Error> {
+    Ok(vec![("REST.md".to_owned(), rest_markdown(rest))])
+}
 
 /// `REST.md`: a lone `/ping` per stack at each pause, and the wake-ups behind it.
 pub fn rest_markdown(rest: &RestReport) -> String {
@@ -97,8 +104,10 @@ fn variants(rest: &RestReport) -> String {
     for variant in variants {
         let _ = writeln!(
             out,
-            "- {}: {}; started with `{}=1`.",
-            variant.label, variant.about, variant.variable
+            "- {}: {}; started with `{}`.",
+            variant.label,
+            variant.about,
+            variant.args().join(" ")
         );
     }
     out

@@ -4,18 +4,17 @@
 
 use std::fmt::Write as _;
 
-use super::Report;
 use super::findings::findings;
 use super::plots;
-use super::sections::{failures, heading};
-use super::text::{
-    cell, connect_text, kernel_note, latency, stalls, times_ideal, verdict, where_it_ran,
-    with_failed,
-};
-use crate::experiments::comparison::{Case, HEAD_START};
+use super::{verdict, where_it_ran};
+use crate::experiments::comparison::{Case, HEAD_START, Report};
 use crate::measure::fixtures::FileCache;
 use crate::measure::session::Failure;
 use crate::measure::stats::{OVERLAP_LINE, PingStats};
+use crate::report::sections::{failures, heading};
+use crate::report::text::{
+    cell, connect_text, kernel_note, latency, stalls, times_ideal, with_failed,
+};
 use demo_contract::DEFAULT_STALL_MS;
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.

@@ -10,16 +10,136 @@ use std::time::Duration;
 use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
+use crate::experiments::{Code, Experiment, JobRun, SHORT_SLEEP_MS, job_run};
 use crate::measure::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
 use crate::measure::environment::Environment;
 use crate::measure::session::{
     self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions,
     ServerSetup, Step,
 };
-use crate::measure::stats::RequestTimes;
-use crate::measure::target::Target;
+use crate::measure::stats::{RequestTimes, evenly_spaced};
+use crate::measure::target::{SERVERS, Target};
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
+
+mod args;
+pub mod views;
+
+pub use args::SweepArgs;
+
+/// The sweep, in [`crate::experiments::ALL`].
+#[derive(Debug, Clone, Copy)]
+pub struct Sweep;
+
+impl Experiment for Sweep {
+    const NAME: &'static str = "sweep";
+    const TITLE: &'static str = "the sweep";
+    const RECORD: &'static str = "sweep.json";
+    const CODE: Code = Code {
+        own: &["bench-client/src/experiments/sweep"],
+        drives_servers: true,
+        reads_servers: false,
+    };
+    const JOB: &'static [JobRun] = &JOB;
+
+    type Args = SweepArgs;
+    type Plan = (SweepPlan, Vec<Target>);
+    type Step = Point;
+    type Record = SweepReport;
+
+    fn plan(args: &SweepArgs) -> ((SweepPlan, Vec<Target>), Vec<String>) {
+        let (targets, notes) = args.spawn.targets(&SERVERS);
+        ((args.plan(), targets), notes)
+    }
+
+    fn out(args: &SweepArgs) -> &Path {
+        &args.out
+    }
+
+    fn stage((plan, targets): &(SweepPlan, Vec<Target>), title: &str) -> Stage {
+        plan.stage(title, targets)
+    }
+
+    async fn run(
+        (plan, targets): (SweepPlan, Vec<Target>),
+        environment: Environment,
+        command: String,
+        on: &mut impl FnMut(Event<'_, Point>),
+    ) -> SweepReport {
+        sweep(&targets, plan, environment, command, on).await
+    }
+
+    fn views(report: &SweepReport) -> Result<Vec<(String, String)>, Error> {
+        views::views(report)
+    }
+
+    fn failures(report: &SweepReport) -> usize {
+        report.failures.len()
+    }
+}
+
+/// The sweep's runs in the main job.
+const JOB: [JobRun; 5] = [
+    job_run("the sweep (results/sweep/)", &["--out", "results/sweep"]),
+    job_run(
+        "the pools at scale (results/scale/)",
+        &[
+            "--routes",
+            "/ok-blocking,/ok-await",
+            "-n",
+            "1000,10000",
+            "--sleep-ms",
+            SHORT_SLEEP_MS,
+            "--out",
+            "results/scale",
+        ],
+    ),
+    job_run(
+        "the pool staircase (results/staircase/)",
+        &[
+            "--servers",
+            "all",
+            "--blocking-threads",
+            "40",
+            "--sleep-ms",
+            "100",
+            "--routes",
+            "/ok-def,/ok-await",
+            "-n",
+            "10,20,40,41,80,81,120,160,200",
+            "--out",
+            "results/staircase",
+        ],
+    ),
+    job_run(
+        "the detector on, N = 1,000 (results/detector-on/n1000/)",
+        &DETECTOR_ON_AT_SCALE,
+    ),
+    job_run(
+        "the detector off, N = 1,000 (results/detector-off/n1000/)",
+        &DETECTOR_OFF_AT_SCALE,
+    ),
+];
+
+const DETECTOR_ON_AT_SCALE: [&str; 10] = detector_at_scale("100", "results/detector-on/n1000");
+const DETECTOR_OFF_AT_SCALE: [&str; 10] = detector_at_scale("0", "results/detector-off/n1000");
+
+/// The stall detector's cost at N = 1,000 × 500 ms.
+const fn detector_at_scale(stall_ms: &'static str, out: &'static str) -> [&'static str; 10] {
+    [
+        "--routes",
+        "/ok-await",
+        "-n",
+        "1000",
+        "--sleep-ms",
+        "500",
+        "--stall-ms",
+        stall_ms,
+        "--out",
+        out,
+    ]
+}
 
 /// The sweep's defaults: the plan and the command line read them from here.
 pub mod defaults {
@@ -196,34 +316,33 @@ pub struct Point {
     pub errors: Vec<ErrorCount>,
     /// When each request was answered, from the burst's first send.
     pub requests: RequestTimes,
-    /// Every answered request's completion time, in ms, for the plots; not kept in the
-    /// JSON, which would grow by megabytes at N = 10,000.
-    #[serde(skip)]
+    /// When the answered requests came back, in ms from the burst's first send, sorted: every
+    /// one up to [`COMPLETIONS_KEPT`], else that many evenly spaced by rank, which draw the
+    /// same curve. The completions plot is drawn from these, by the run and by `redraw` alike;
+    /// all of them would grow the record by megabytes at N = 10,000.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub completions_ms: Vec<f64>,
     /// What else could have set this point's figures.
     #[serde(flatten)]
     pub confounders: Confounders,
 }
 
-/// The sweep from its first burst to its report, written into `out`.
+/// The sweep from its first burst to its record, measured in `environment`.
 pub async fn sweep(
     targets: &[Target],
     plan: SweepPlan,
+    environment: Environment,
     command: String,
-    out: &Path,
     on: &mut impl FnMut(Event<'_, Point>),
-) -> Result<SweepReport, String> {
-    let environment = Environment::capture(crate::stamps::SWEEP);
+) -> SweepReport {
     let Outcome { measured, failures } = run(targets, &plan, on).await;
-    let report = SweepReport {
+    SweepReport {
         environment,
         plan,
         command,
         points: measured,
         failures,
-    };
-    report.write(out).map_err(super::cannot_write(out))?;
-    Ok(report)
+    }
 }
 
 /// Runs the sweep, target after target.
@@ -252,7 +371,8 @@ async fn measure(running: &Running, step: &SweepStep, connect: Connect) -> Point
     let meter = ConfounderMeter::start(running);
     let burst = prepared.fire().await;
     let confounders = meter.stop();
-    let completions_ms = burst.completions_ms();
+    let mut completions_ms = burst.completions_ms();
+    completions_ms.sort_by(f64::total_cmp);
     Point {
         target: running.label.clone(),
         route: step.route.path().to_owned(),
@@ -262,10 +382,13 @@ async fn measure(running: &Running, step: &SweepStep, connect: Connect) -> Point
         err: burst.err(),
         errors: burst.errors(),
         requests: RequestTimes::from_ms(&completions_ms),
-        completions_ms,
+        completions_ms: evenly_spaced(&completions_ms, COMPLETIONS_KEPT),
         confounders,
     }
 }
+
+/// How many completion times a point keeps ([`Point::completions_ms`]).
+pub const COMPLETIONS_KEPT: usize = 200;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,62 @@
+//! What can stop the bench client from finishing a command, typed: the library returns these,
+//! the binary reports each once, at its edge. A server that fails to start or a request that
+//! fails is no error here: it is measured, and recorded as a failure of its step.
+
+use std::path::PathBuf;
+
+use crate::plot::PlotError;
+
+/// Why a command could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A results file, a page or the job's record could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A record or a page could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A record did not parse as its experiment's.
+    #[error("{}: {source}", path.display())]
+    Record {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A folder `redraw` was given holds no experiment's record.
+    #[error("no record in {} (one of {known})", dir.display())]
+    NoRecord { dir: PathBuf, known: String },
+    /// A figure could not be drawn.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    /// A page's generated block could not be rewritten: its markers or its source are amiss.
+    #[error("{}: {reason}", page.display())]
+    Page { page: PathBuf, reason: String },
+    /// A script of the repository could not start, or failed.
+    #[error("{script}: {reason}")]
+    Script { script: String, reason: String },
+    /// A command line of the main job does not parse.
+    #[error("bad command line: {0}")]
+    CommandLine(#[from] clap::Error),
+}
+
+impl Error {
+    /// The error of writing `path`, for `map_err`.
+    pub fn write(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.into();
+        move |source| Error::Write { path, source }
+    }
+
+    /// The error of reading `path`, for `map_err`.
+    pub fn read(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.into();
+        move |source| Error::Read { path, source }
+    }
+}

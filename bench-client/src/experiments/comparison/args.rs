@@ -1,0 +1,111 @@
+//! The comparison's command line: the bare `bench-client`, with the original experiment's
+//! parameters as its defaults.
+
+use std::path::PathBuf;
+
+use super::plan::{Plan, defaults};
+use crate::experiments::flags::{ServerArgs, concurrency, labelled_url, sleep_ms, threads};
+use crate::measure::burst::Connect;
+use crate::measure::fixtures::{DEFAULT_FILE_MB, FileCache};
+use crate::measure::http::Endpoint;
+use crate::measure::probe::ProbeChoice;
+use crate::measure::target::{self, Target};
+use crate::measure::work::WorkPath;
+
+/// The comparison's arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ComparisonArgs {
+    #[command(flatten)]
+    pub spawn: ServerArgs,
+
+    /// An external target, e.g. the original FastAPI app: LABEL=http://HOST:PORT (repeatable).
+    /// It gets the sleep as ?ms=.
+    #[arg(long = "url", value_name = "LABEL=URL", value_parser = labelled_url)]
+    pub urls: Vec<(String, Endpoint)>,
+
+    /// Work routes to run, comma-separated, in order
+    #[arg(long, value_delimiter = ',', value_parser = WorkPath::parse, default_values_t = defaults::ROUTES)]
+    pub routes: Vec<WorkPath>,
+
+    /// Concurrent requests per burst
+    #[arg(short = 'n', long, default_value_t = defaults::CONCURRENCY, value_parser = concurrency())]
+    pub concurrency: usize,
+
+    /// Sleep of each work request, in milliseconds
+    #[arg(long, default_value_t = defaults::SLEEP_MS, value_parser = sleep_ms())]
+    pub sleep_ms: u64,
+
+    /// Pause of the pinger between an answer and the next ping; the open loop's interval
+    #[arg(long, default_value_t = defaults::PING_EVERY_MS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub ping_every_ms: u64,
+
+    /// Reactor threads of each spawned server, comma-separated: `1,2,4` runs every server at
+    /// each count (the thread matrix)
+    #[arg(long, value_delimiter = ',', default_values_t = [defaults::THREADS], value_parser = threads())]
+    pub threads: Vec<usize>,
+
+    /// The pingers beside each burst: the original's closed loop, an open loop that keeps its
+    /// schedule and measures from it (correcting coordinated omission), or both
+    #[arg(long, value_enum, default_value_t = defaults::PROBE)]
+    pub probe: ProbeChoice,
+
+    /// How each burst request gets its connection: opened as it is sent (the original), or
+    /// all N opened and accepted by the server first, then the N requests written at once
+    #[arg(long, value_enum, default_value_t = defaults::CONNECT)]
+    pub connect: Connect,
+
+    /// Size of the file the file routes (/bad-file, /ok-file-*) read, in MiB; the bench
+    /// writes it, and the server's database, in a temporary folder it removes after
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_FILE_MB, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub file_mb: u64,
+
+    /// Whether the page cache holds that file when a burst of the file routes starts: hot
+    /// (read once before), or cold (dropped with posix_fadvise first)
+    #[arg(long, value_enum, default_value_t = FileCache::Hot)]
+    pub file_cache: FileCache,
+
+    /// Folder for RESULTS.md and results.json
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+
+    /// Also rewrite the results block of this Markdown file (the README); done only for the
+    /// full default comparison, so that a partial run never stands in for it
+    #[arg(long, value_name = "FILE")]
+    pub readme: Option<PathBuf>,
+}
+
+impl ComparisonArgs {
+    pub fn plan(&self) -> Plan {
+        Plan {
+            routes: self.routes.clone(),
+            concurrency: self.concurrency,
+            sleep_ms: self.sleep_ms,
+            ping_every_ms: self.ping_every_ms,
+            threads: self.threads.clone(),
+            probe: self.probe,
+            connect: self.connect,
+            server: self.spawn.options(),
+            file_mb: self.file_mb,
+            file_cache: self.file_cache,
+        }
+    }
+
+    /// Whether this is the full default comparison: every server, the original's parameters.
+    pub fn is_full_comparison(&self) -> bool {
+        self.urls.is_empty() && self.spawn.servers.is_empty() && self.plan() == Plan::default()
+    }
+
+    /// The targets, spawned servers first, and a note for each default one left out: see
+    /// [`target::for_comparison`].
+    pub fn targets(&self) -> (Vec<Target>, Vec<String>) {
+        let externals = self.urls.iter().map(|(label, endpoint)| Target::External {
+            label: label.clone(),
+            endpoint: endpoint.clone(),
+        });
+        target::for_comparison(
+            &self.spawn.servers,
+            &self.spawn.folders(),
+            externals.collect(),
+        )
+    }
+}

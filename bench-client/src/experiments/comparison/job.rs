@@ -1,0 +1,88 @@
+//! The comparison's runs in the main job: the original experiment, and the variations that
+//! are the same experiment with other parameters.
+
+use super::views::readme::README;
+use crate::experiments::{JobRun, SHORT_SLEEP_MS, job_run};
+
+/// The hidden blockers' sleep, longer than the variations': each server sizes its database
+/// query at its start to take this long, and sized to 150 ms some came out under the 100 ms
+/// stall limit (on async-std, ten queries of 85 ms that the detector did not see).
+const HIDDEN_SLEEP_MS: &str = "200";
+
+/// In the main job's order.
+pub const RUNS: [JobRun; 8] = [
+    job_run(
+        "the comparison (results/, README.md's block)",
+        &["--readme", README],
+    ),
+    job_run(
+        "connect before (results/connect-before/)",
+        &["--connect", "before", "--out", "results/connect-before"],
+    ),
+    job_run(
+        "the thread matrix (results/threads/)",
+        &[
+            "--threads",
+            "1,2,4",
+            "--sleep-ms",
+            SHORT_SLEEP_MS,
+            "--out",
+            "results/threads",
+        ],
+    ),
+    job_run(
+        "CPU-bound work (results/cpu/)",
+        &[
+            "--routes",
+            "/bad-cpu,/ok-cpu-blocking,/ok-cpu-yield,/ok-cpu-pool",
+            "--threads",
+            "1,2",
+            "--sleep-ms",
+            SHORT_SLEEP_MS,
+            "--out",
+            "results/cpu",
+        ],
+    ),
+    job_run(
+        "the hidden blockers (results/hidden/)",
+        &[
+            "--routes",
+            "/bad-http,/ok-http-blocking,/ok-http-await,/bad-db,/ok-db-blocking,/ok-db-await,\
+             /bad-file,/ok-file-blocking,/ok-file-await",
+            "--sleep-ms",
+            HIDDEN_SLEEP_MS,
+            "--out",
+            "results/hidden",
+        ],
+    ),
+    job_run(
+        "the hidden blockers, the file not cached (results/hidden-cold/)",
+        &[
+            "--routes",
+            "/bad-file,/ok-file-blocking,/ok-file-await",
+            "--file-cache",
+            "cold",
+            "--out",
+            "results/hidden-cold",
+        ],
+    ),
+    job_run("the detector on (results/detector-on/)", &DETECTOR_ON),
+    job_run("the detector off (results/detector-off/)", &DETECTOR_OFF),
+];
+
+const DETECTOR_ON: [&str; 8] = detector("100", "results/detector-on");
+const DETECTOR_OFF: [&str; 8] = detector("0", "results/detector-off");
+
+/// The stall detector's cost: `/ok-await` on every server at `--stall-ms MS`.
+const fn detector(stall_ms: &'static str, out: &'static str) -> [&'static str; 8] {
+    [
+        "--servers",
+        "all",
+        "--routes",
+        "/ok-await",
+        "--stall-ms",
+        stall_ms,
+        "--out",
+        out,
+    ]
+}
