@@ -40,10 +40,14 @@ pub const CLOCKS: [(&str, &str); 2] = [
 ];
 
 /// What a tower `WatchLayer` adds to one request, in the group `request`.
-pub const REQUEST: [(&str, &str); 3] = [
+pub const REQUEST: [(&str, &str); 4] = [
     (
         "label",
         "`Label::new` of a route this thread has labelled before",
+    ),
+    (
+        "label_two_threads",
+        "the same on two threads at once, each call",
     ),
     (
         "label_formatted",
