@@ -166,8 +166,8 @@ run_files() {
 # A run that failed with no test failing (a crash, a build error) counts against its target.
 awk '
     FNR == 1 {
-        n = split(FILENAME, parts, "/"); split(parts[n], name, ".")
-        target = name[1] " " name[2]; current = ""; want = 0
+        n = split(FILENAME, parts, "/"); split(parts[n], base, ".")
+        target = base[1] " " base[2]; current = ""; want = 0
         if (FILENAME ~ /\.status$/) { status = 1 } else { status = 0; failing[FILENAME] = 0 }
     }
     status {
