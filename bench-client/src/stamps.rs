@@ -4,7 +4,8 @@
 //! reports (`src/report/`, `src/plot/`, the generated docs blocks), so that a change to a
 //! table or a plot needs `redraw`, not a rerun.
 //!
-//! Each experiment names its own code ([`Code`], in its folder, whose [`VIEWS`] it leaves out);
+//! Each experiment names its own code ([`Code`], in its folder, whose parts that read results,
+//! [`READS_RESULTS`], it leaves out);
 //! the parts every experiment shares are here. `build.rs` includes this file to digest, at build time, every file a
 //! stamp can cover ([`digests`]), so that the binary stamps its results with the code it was
 //! built from, whatever the working tree holds when it runs; the tests digest a copy of the
@@ -59,9 +60,11 @@ pub const DRIVER: &[&str] = &[
 /// Where the experiments' own folders are.
 pub const EXPERIMENTS_DIR: &str = "bench-client/src/experiments";
 
-/// The views of an experiment, in its folder: `views.rs`, or a `views/` folder. No stamp
-/// covers them, so that a change to a table or a plot needs `redraw`, not a rerun.
-pub const VIEWS: &str = "views";
+/// The parts of an experiment's folder that read its results rather than measure them, each
+/// a `NAME.rs` file or a `NAME/` folder: its views (tables, plots) and its claims (what the
+/// pages say it showed). No stamp covers them, so that a change to one needs `redraw` or the
+/// test command, not a rerun.
+pub const READS_RESULTS: &[&str] = &["views", "claims"];
 
 /// Where the scripts an experiment may name as its own are.
 pub const SCRIPTS_DIR: &str = "scripts";
@@ -98,7 +101,7 @@ impl Code {
             return own || (server && (self.drives_servers || self.reads_servers));
         }
         (self.drives_servers && DRIVER.iter().any(|driver| under(path, driver)))
-            || (self.own.iter().any(|own| under(path, own)) && !is_view(path))
+            || (self.own.iter().any(|own| under(path, own)) && !reads_results(path))
     }
 
     /// Its stamp over `digests` (sorted by path, as [`digests`] gives them): the first 16 hex
@@ -168,11 +171,13 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// Whether `path` is an experiment's views (`views.rs`, or under `views/`): what draws its
-/// results, which its stamp leaves out.
-fn is_view(path: &str) -> bool {
-    path.split('/')
-        .any(|part| part == VIEWS || part.strip_suffix(".rs") == Some(VIEWS))
+/// Whether `path` is a part of an experiment that reads its results ([`READS_RESULTS`]),
+/// which its stamp leaves out.
+fn reads_results(path: &str) -> bool {
+    path.split('/').any(|part| {
+        let name = part.strip_suffix(".rs").unwrap_or(part);
+        READS_RESULTS.contains(&name)
+    })
 }
 
 /// Whether `path` is `prefix` or lies under it.

@@ -23,6 +23,7 @@
 //!   repository run: the offload's price, the stall detector's price per poll, catching it
 //!   before it ships.
 
+pub mod claims;
 pub mod comparison;
 pub mod detectors;
 pub mod flags;
@@ -104,6 +105,8 @@ pub trait Experiment: Sync + 'static {
     /// Whether it is the bare command line (the comparison, the original experiment) rather
     /// than a subcommand.
     const BARE: bool = false;
+    /// What the pages say its results showed, each checked against them ([`claims`]).
+    const CLAIMS: &'static [claims::Claim<Self::Record>] = &[];
 
     /// Its command line, each flag with its default.
     type Args: clap::Args + clap::FromArgMatches + 'static;
@@ -184,6 +187,15 @@ pub trait Entry: Sync {
     fn record(&self) -> Option<&'static str>;
     /// Rewrites the views in `dir` from the record there.
     fn redraw(&self, dir: &Path) -> Result<(), Error>;
+    /// The names of its claims ([`claims`]); none for a script.
+    fn claims(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// Checks its claim `name` against the results under the repository's root `root`;
+    /// `None` if it has no claim of that name.
+    fn check(&self, _name: &str, _root: &Path) -> Option<Result<(), claims::Unheld>> {
+        None
+    }
     /// Its plan from its parsed command line (`matches`: its subcommand's, or the bare
     /// command line's for the comparison).
     fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error>;
@@ -243,11 +255,15 @@ impl<E: Experiment> Entry for E {
     }
 
     fn redraw(&self, dir: &Path) -> Result<(), Error> {
-        let path = dir.join(E::RECORD);
-        let json = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
-        let record: E::Record =
-            serde_json::from_str(&json).map_err(|source| Error::Record { path, source })?;
-        write_views::<E>(dir, &record)
+        write_views::<E>(dir, &read_record::<E>(dir)?)
+    }
+
+    fn claims(&self) -> Vec<&'static str> {
+        E::CLAIMS.iter().map(|claim| claim.name).collect()
+    }
+
+    fn check(&self, name: &str, root: &Path) -> Option<Result<(), claims::Unheld>> {
+        claims::check_one::<E>(name, root)
     }
 
     fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error> {
@@ -327,6 +343,13 @@ async fn run_and_write<E: Experiment>(
         wrote: format!("{} into {}", written.join(", "), out.display()),
         failures: E::failures(&record),
     })
+}
+
+/// The record of `E` in `dir`.
+fn read_record<E: Experiment>(dir: &Path) -> Result<E::Record, Error> {
+    let path = dir.join(E::RECORD);
+    let json = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
+    serde_json::from_str(&json).map_err(|source| Error::Record { path, source })
 }
 
 /// Writes the views of `record` into `dir`.

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
+pub mod outcomes;
 pub mod prose;
 
 /// A link or image in a Markdown file: where it points and the line it is on.

@@ -16,6 +16,18 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 /// The most lines the README may have.
 pub const README_MAX_LINES: usize = 200;
 
+/// The most lines a lesson page may have, its prose and generated blocks together.
+pub const LESSON_MAX_LINES: usize = 250;
+
+/// The pages under `docs/` that are looked things up in rather than read in order: what every
+/// server answers and what the client sends. Every other page is a lesson.
+pub const REFERENCE_PAGES: &[&str] = &["docs/contract.md", "docs/protocol.md"];
+
+/// Whether `page`, named from the repository's root, is a reference page.
+pub fn is_reference(page: &str) -> bool {
+    REFERENCE_PAGES.contains(&page)
+}
+
 /// A commit hash found in prose: the line it is on and the hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hash {
@@ -27,6 +39,46 @@ pub struct Hash {
 pub fn too_long(markdown: &str, max: usize) -> Option<usize> {
     let lines = markdown.lines().count();
     (lines > max).then_some(lines)
+}
+
+/// A source line number in prose: the page's line and the words that give it ("line 189",
+/// "`accept.rs:458`"). Code is cited by path and item name, which survive an edit above it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineNumber {
+    pub line: usize,
+    pub words: String,
+}
+
+/// The source line numbers in `markdown`'s prose, in order.
+pub fn line_numbers(markdown: &str) -> Vec<LineNumber> {
+    let mut found = Vec::new();
+    for sentence in crate::outcomes::sentences(markdown) {
+        let words: Vec<&str> = sentence.text.split_whitespace().collect();
+        for pair in words.windows(2) {
+            let noun = pair[0].trim_start_matches(['(', '`']).to_lowercase();
+            let numbered = pair[1].starts_with(|c: char| c.is_ascii_digit());
+            if matches!(noun.as_str(), "line" | "lines") && numbered {
+                let words = pair.join(" ");
+                found.push(LineNumber { line: sentence.line, words });
+            }
+        }
+        let cited = (words.iter())
+            .filter(|word| source_and_line(word.trim_matches(|c: char| "`(),;.".contains(c))));
+        found.extend(cited.map(|word| LineNumber {
+            line: sentence.line,
+            words: word.to_string(),
+        }));
+    }
+    found
+}
+
+/// Whether `word` is `FILE.EXT:LINE`, a source file with a line number.
+fn source_and_line(word: &str) -> bool {
+    let Some((file, line)) = word.rsplit_once(':') else {
+        return false;
+    };
+    let source = [".rs", ".py", ".c", ".h"].iter().any(|ext| file.ends_with(ext));
+    source && !line.is_empty() && line.chars().all(|c| c.is_ascii_digit() || c == '-')
 }
 
 /// Whether `word`, a run of letters and digits, looks like a git commit hash.
@@ -139,6 +191,26 @@ mod tests {
         found
             .map(|hash| format!("{}:{}", hash.line, hash.hash))
             .collect()
+    }
+
+    #[test]
+    fn source_line_numbers_in_prose_are_found() {
+        let page = "In `mod.rs` (line 189), lines 818–880 run it.\n\n\
+                    See `accept.rs:458` and `selector_events.py:154-172`.\n\n\
+                    The README has 200 lines; `Cargo.toml:deps` is no line.\n\n\
+                    ```text\nline 12\n```\n";
+        let found: Vec<String> = (line_numbers(page).into_iter())
+            .map(|number| format!("{}:{}", number.line, number.words))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "1:(line 189),",
+                "1:lines 818–880",
+                "3:`accept.rs:458`",
+                "3:`selector_events.py:154-172`.",
+            ]
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use demo_contract::{IoWork, Route, Work};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun};
 use crate::measure::burst::{self, ErrorCount, REQUEST_TIMEOUT};
 use crate::measure::environment::Environment;
@@ -27,6 +28,7 @@ use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
 mod args;
+mod claims;
 mod job;
 mod plan;
 pub mod views;
@@ -42,6 +44,7 @@ impl Experiment for Comparison {
     const NAME: &'static str = "comparison";
     const TITLE: &'static str = "the comparison";
     const RECORD: &'static str = "results.json";
+    const CLAIMS: &'static [Claim<Report>] = claims::CLAIMS;
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/comparison"],
         drives_servers: true,

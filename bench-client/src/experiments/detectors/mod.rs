@@ -20,6 +20,7 @@ use demo_contract::variant::{self, AXUM_TASK_MONITOR, TOKIO_CONSOLE, TOKIO_POLL_
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::session::{self, Event, Failure, Running};
@@ -27,6 +28,7 @@ use crate::measure::target::{self, REFERENCES, SERVERS, Target, all_servers};
 use crate::progress::Stage;
 
 mod args;
+mod claims;
 mod observe;
 mod plan;
 mod verdict;
@@ -36,7 +38,7 @@ pub use args::DetectorsArgs;
 use observe::observe;
 pub use observe::{Observation, ReportLine};
 pub use plan::{DetectorsPlan, Phase, PhaseStep};
-pub use verdict::{CostRound, HeldTrial, Verdict, verdicts};
+pub use verdict::{CostRound, HeldTrial, OnOff, Verdict, verdicts};
 
 /// The detectors experiment, in [`crate::experiments::ALL`].
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +48,7 @@ impl Experiment for Detectors {
     const NAME: &'static str = "detectors";
     const TITLE: &'static str = "the detectors";
     const RECORD: &'static str = "detectors.json";
+    const CLAIMS: &'static [Claim<DetectorsReport>] = claims::CLAIMS;
     /// The detectors measure their cost with the comparison's case, and read tokio-console
     /// through console-probe: both are their code too.
     const CODE: Code = Code {
@@ -325,6 +328,18 @@ pub struct DetectorsReport {
     pub verdicts: Vec<Verdict>,
     pub observations: Vec<Observation>,
     pub failures: Vec<Failure>,
+}
+
+impl DetectorsReport {
+    /// The verdicts of the detectors, without the baselines.
+    pub fn detected(&self) -> impl Iterator<Item = &Verdict> {
+        self.verdicts.iter().filter(|v| v.detector != BASELINE.name)
+    }
+
+    /// The verdict of `stack` with no detector: the cost's baseline.
+    pub fn baseline(&self, stack: &str) -> Option<&Verdict> {
+        (self.verdicts.iter()).find(|v| v.detector == BASELINE.name && v.stack == stack)
+    }
 }
 
 /// Runs every (detector, stack) of `runs`: the record, measured in `environment`.

@@ -122,3 +122,36 @@ fn add(verdict: &mut Verdict, observation: &Observation) {
         }
     }
 }
+
+/// One figure of the cost rounds (the ping's p50 or the wall) with a detector on and with
+/// none on the same stack: min / median / max of each.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnOff {
+    pub on: Option<[f64; 3]>,
+    pub off: Option<[f64; 3]>,
+}
+
+impl OnOff {
+    /// `figure` of `verdict`'s rounds beside `baseline`'s, its stack's with no detector.
+    pub fn of(verdict: &Verdict, baseline: Option<&Verdict>, figure: fn(&CostRound) -> f64) -> OnOff {
+        let rounds = |verdict: &Verdict| verdict.cost.iter().map(figure).collect::<Vec<f64>>();
+        OnOff {
+            on: spread(rounds(verdict)),
+            off: baseline.and_then(|baseline| spread(rounds(baseline))),
+        }
+    }
+
+    /// On − off, of the medians.
+    pub fn difference(&self) -> Option<f64> {
+        Some(self.on?[1] - self.off?[1])
+    }
+
+    /// Whether the difference is larger than both ranges (max − min) it comes from: larger
+    /// than the rounds' own spread.
+    pub fn beyond_spread(&self) -> bool {
+        let (Some(on), Some(off), Some(difference)) = (self.on, self.off, self.difference()) else {
+            return false;
+        };
+        difference.abs() > (on[2] - on[0]).max(off[2] - off[0])
+    }
+}

@@ -4,8 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::Error;
-use crate::experiments::detectors::{BASELINE, CostRound, DETECTORS, DetectorsReport, Verdict};
-use crate::measure::stats::spread;
+use crate::experiments::detectors::{DETECTORS, DetectorsReport, OnOff, Verdict};
 use crate::report::View;
 use crate::report::sections::document;
 use crate::report::text::{cell, whole};
@@ -28,7 +27,7 @@ pub fn detectors_markdown(report: &DetectorsReport) -> String {
             parameters(report),
             table(report),
             costs(report),
-            samples(&report.verdicts),
+            samples(report),
             about(),
         ],
         &report.failures,
@@ -63,7 +62,7 @@ fn table(report: &DetectorsReport) -> String {
          |---|---|---:|---:|---|---:|---|---|\n",
         report.plan.held_ms
     );
-    for verdict in detected(&report.verdicts) {
+    for verdict in report.detected() {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -81,11 +80,6 @@ fn table(report: &DetectorsReport) -> String {
     }
     out.push_str("\n\"failed\": a request of that step failed, so it has no verdict.\n\n");
     out
-}
-
-/// The verdicts of the detectors, without the baselines.
-fn detected(verdicts: &[Verdict]) -> impl Iterator<Item = &Verdict> {
-    verdicts.iter().filter(|v| v.detector != BASELINE.name)
 }
 
 /// What each detector costs: its cost rounds against its stack's with none.
@@ -106,28 +100,19 @@ fn costs(report: &DetectorsReport) -> String {
         sleep = plan.sleep_ms,
         every = crate::experiments::comparison::defaults::PING_EVERY_MS,
     );
-    for verdict in detected(&report.verdicts) {
-        let baseline = (report.verdicts.iter())
-            .find(|v| v.detector == BASELINE.name && v.stack == verdict.stack);
-        let off = |figure: fn(&CostRound) -> f64| {
-            baseline.map_or_else(Vec::new, |b| b.cost.iter().map(figure).collect())
-        };
-        let on =
-            |figure: fn(&CostRound) -> f64| verdict.cost.iter().map(figure).collect::<Vec<f64>>();
-        let ping = Comparison::of(on(|r| r.ping_p50_ms), off(|r| r.ping_p50_ms));
-        let wall = Comparison::of(on(|r| r.wall_ms), off(|r| r.wall_ms));
+    for verdict in report.detected() {
+        let baseline = report.baseline(&verdict.stack);
+        let [ping_on, ping_off, ping_difference] =
+            on_off_cells(&OnOff::of(verdict, baseline, |round| round.ping_p50_ms), 2);
+        let [wall_on, wall_off, wall_difference] =
+            on_off_cells(&OnOff::of(verdict, baseline, |round| round.wall_ms), 1);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {ping_on} | {ping_off} | {ping_difference} | {wall_on} | {wall_off} \
+             | {wall_difference} | {} |",
             verdict.detector,
             cell(&verdict.stack),
             verdict.cost.len(),
-            ping.on_text(2),
-            ping.off_text(2),
-            ping.difference_text(2),
-            wall.on_text(1),
-            wall.off_text(1),
-            wall.difference_text(1),
             verdict.cost_reports,
         );
     }
@@ -135,42 +120,21 @@ fn costs(report: &DetectorsReport) -> String {
     out
 }
 
-/// One figure's rounds with the detector on and off.
-struct Comparison {
-    on: Option<[f64; 3]>,
-    off: Option<[f64; 3]>,
-}
-
-impl Comparison {
-    fn of(on: Vec<f64>, off: Vec<f64>) -> Comparison {
-        Comparison {
-            on: spread(on),
-            off: spread(off),
-        }
-    }
-
-    fn on_text(&self, decimals: usize) -> String {
-        spread_text(self.on, decimals)
-    }
-
-    fn off_text(&self, decimals: usize) -> String {
-        spread_text(self.off, decimals)
-    }
-
-    /// on − off of the medians, in bold when larger than both ranges.
-    fn difference_text(&self, decimals: usize) -> String {
-        let (Some(on), Some(off)) = (self.on, self.off) else {
-            return "-".to_owned();
-        };
-        let difference = on[1] - off[1];
-        let text = format!("{difference:+.decimals$}");
-        let range = (on[2] - on[0]).max(off[2] - off[0]);
-        if difference.abs() > range {
-            format!("**{text}**")
-        } else {
-            text
-        }
-    }
+/// `figure`'s min / median / max, with the detector on, then off, then on − off of the
+/// medians, in bold when larger than both ranges.
+fn on_off_cells(figure: &OnOff, decimals: usize) -> [String; 3] {
+    let difference = figure.difference().map_or_else(
+        || "-".to_owned(),
+        |difference| match figure.beyond_spread() {
+            true => format!("**{difference:+.decimals$}**"),
+            false => format!("{difference:+.decimals$}"),
+        },
+    );
+    [
+        spread_text(figure.on, decimals),
+        spread_text(figure.off, decimals),
+        difference,
+    ]
 }
 
 fn spread_text(spread: Option<[f64; 3]>, decimals: usize) -> String {
@@ -210,10 +174,10 @@ fn while_held(verdict: &Verdict) -> String {
 }
 
 /// What each detector says: its first line during `/bad`, verbatim.
-fn samples(verdicts: &[Verdict]) -> String {
+fn samples(report: &DetectorsReport) -> String {
     let mut out =
         String::from("## What they print\n\nThe first report during `/bad`, verbatim:\n\n");
-    for verdict in detected(verdicts) {
+    for verdict in report.detected() {
         let line = verdict.sample.as_deref().unwrap_or("(none)");
         let _ = writeln!(
             out,

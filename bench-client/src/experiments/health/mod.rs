@@ -17,6 +17,7 @@ use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::session::{self, Event, Failure, ServerOptions, ServerSetup, Step};
@@ -25,6 +26,7 @@ use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
 mod args;
+mod claims;
 pub mod tally;
 pub mod views;
 pub mod window;
@@ -40,6 +42,7 @@ impl Experiment for Health {
     const NAME: &'static str = "health";
     const TITLE: &'static str = "the health check under a block";
     const RECORD: &'static str = "health.json";
+    const CLAIMS: &'static [Claim<HealthReport>] = claims::CLAIMS;
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/health"],
         drives_servers: true,

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::experiments::comparison::{self, Case, HEAD_START, Plan};
+use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::burst::{Connect, ErrorCount};
 use crate::measure::environment::Environment;
@@ -34,6 +35,7 @@ use arrival::{ArrivalPlan, ArrivalTally, ArrivalTrial};
 
 mod args;
 pub mod arrival;
+mod claims;
 mod variants;
 pub mod views;
 
@@ -56,6 +58,7 @@ impl Experiment for Race {
     const NAME: &'static str = "race";
     const TITLE: &'static str = "the race";
     const RECORD: &'static str = "race.json";
+    const CLAIMS: &'static [Claim<RaceReport>] = claims::CLAIMS;
     /// The race measures with the comparison's case: its folder is the race's code too.
     const CODE: Code = Code {
         own: &[

@@ -17,6 +17,7 @@
 //! drift instead of one stack meeting a bad minute.
 
 mod args;
+mod claims;
 pub mod switches;
 pub mod views;
 
@@ -30,6 +31,7 @@ pub use args::RestArgs;
 pub use switches::{switches_in, thread_switches};
 
 use crate::Error;
+use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::probe::{ProbeRecords, closed, open};
@@ -51,6 +53,7 @@ impl Experiment for Rest {
     const NAME: &'static str = "rest";
     const TITLE: &'static str = "at rest";
     const RECORD: &'static str = "rest.json";
+    const CLAIMS: &'static [Claim<RestReport>] = claims::CLAIMS;
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/rest"],
         drives_servers: true,

@@ -11,6 +11,7 @@ use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, SHORT_SLEEP_MS, job_run};
 use crate::measure::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
 use crate::measure::environment::Environment;
@@ -24,6 +25,7 @@ use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
 mod args;
+mod claims;
 pub mod views;
 
 pub use args::SweepArgs;
@@ -36,6 +38,7 @@ impl Experiment for Sweep {
     const NAME: &'static str = "sweep";
     const TITLE: &'static str = "the sweep";
     const RECORD: &'static str = "sweep.json";
+    const CLAIMS: &'static [Claim<SweepReport>] = claims::CLAIMS;
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/sweep"],
         drives_servers: true,

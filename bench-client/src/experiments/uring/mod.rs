@@ -23,6 +23,7 @@ use demo_contract::variant::{
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
 use crate::measure::session::{self, Event, Failure, Running, ServerSetup, Step};
@@ -32,6 +33,7 @@ use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
 mod args;
+mod claims;
 pub mod tally;
 pub mod trial;
 pub mod views;
@@ -54,6 +56,7 @@ impl Experiment for Uring {
     const NAME: &'static str = "uring";
     const TITLE: &'static str = "where io_uring differs";
     const RECORD: &'static str = "uring.json";
+    const CLAIMS: &'static [Claim<UringReport>] = claims::CLAIMS;
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/uring"],
         drives_servers: true,

@@ -1,0 +1,533 @@
+//! What the pages say the comparison and its variations showed
+//! ([`crate::experiments::claims`]).
+
+use super::{Case, Report};
+use crate::experiments::claims::{Claim, expect};
+use crate::measure::stats::Verdict;
+use crate::measure::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
+
+/// The comparison's run with its defaults, and its variation with CPU-bound routes.
+const COMPARISON: &str = "results";
+const CPU: &str = "results/cpu";
+const THREADS: &str = "results/threads";
+const HIDDEN: &str = "results/hidden";
+
+pub const CLAIMS: &[Claim<Report>] = &[
+    Claim {
+        name: "comparison.nine-stacks",
+        dir: COMPARISON,
+        holds: |report| {
+            let targets = report.targets();
+            expect(targets.len() == 9, || format!("{} stacks: {targets:?}", targets.len()))
+        },
+    },
+    Claim {
+        name: "comparison.bad-takes-about-ten-sleeps-on-every-stack",
+        dir: COMPARISON,
+        holds: |report| {
+            every_case(report, "/bad", |case| {
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                let n = case.n as f64;
+                case.verdict == Verdict::Serialised && (0.9 * n..1.1 * n).contains(&sleeps)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.both-fixes-take-about-one-sleep-on-every-stack",
+        dir: COMPARISON,
+        holds: |report| {
+            let about_one = |case: &Case| {
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                case.verdict == Verdict::Concurrent && sleeps < 1.5
+            };
+            every_case(report, "/ok-blocking", about_one)?;
+            every_case(report, "/ok-await", about_one)
+        },
+    },
+    Claim {
+        name: "comparison.the-fixes-keep-the-probe-under-a-tenth-of-a-sleep",
+        dir: COMPARISON,
+        holds: |report| {
+            let quick = |case: &Case| {
+                let p99 = case.open_loop.as_ref().and_then(|open| open.p99_ms);
+                p99.is_some_and(|p99| p99 < case.sleep_ms as f64 / 10.0)
+            };
+            every_case(report, "/ok-blocking", quick)?;
+            every_case(report, "/ok-await", quick)
+        },
+    },
+    Claim {
+        name: "comparison.bad-serialises-per-thread-and-the-fixes-stay-near-one-sleep",
+        dir: THREADS,
+        holds: |report| {
+            let rust = report.cases.iter().filter(|case| SERVERS.contains(&&*case.target));
+            for case in rust {
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                let ideal = case.n.div_ceil(case.reactor_threads) as f64;
+                let upheld = match &*case.route {
+                    "/bad" => case.verdict == Verdict::Serialised && sleeps >= 0.98 * ideal,
+                    _ => case.verdict == Verdict::Concurrent && sleeps < 1.5,
+                };
+                expect(upheld, || described(case))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.threads-four-workers-take-three-sleeps",
+        dir: THREADS,
+        holds: |report| {
+            for server in ["demo-axum", "demo-actix", "demo-hyper-tokio", "demo-ntex"] {
+                let case = case(report, server, "/bad", 4)?;
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                expect((2.9..3.2).contains(&sleeps), || described(case))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.every-bad-sleep-ran-on-the-reactor",
+        dir: COMPARISON,
+        holds: |report| every_case(report, "/bad", |case| case.on_reactor == Some(true)),
+    },
+    Claim {
+        name: "comparison.one-slow-poll-per-bad-request",
+        dir: COMPARISON,
+        holds: |report| {
+            every_case(report, "/bad", |case| {
+                let seen = case.stalls.as_ref().map(|stalls| stalls.slow_polls);
+                seen == Some(case.n as u64)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.no-slow-poll-during-the-fixes",
+        dir: COMPARISON,
+        holds: |report| {
+            let none = |case: &Case| case.stalls.as_ref().is_some_and(|s| s.slow_polls == 0);
+            every_case(report, "/ok-blocking", none)?;
+            every_case(report, "/ok-await", none)
+        },
+    },
+    Claim {
+        name: "comparison.ntex-ok-await-runs-furthest-past-one-sleep",
+        dir: COMPARISON,
+        holds: |report| {
+            let past = |target: &str| {
+                let case = case(report, target, "/ok-await", 1)?;
+                Ok::<_, String>(case.wall_ms - case.sleep_ms as f64)
+            };
+            let ntex = past("demo-ntex")?;
+            for target in SERVERS.iter().filter(|target| **target != "demo-ntex") {
+                let other = past(target)?;
+                expect(other < ntex, || format!("past one sleep: ntex {ntex:.1} ms, {target} {other:.1} ms"))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.a-yield-keeps-the-ping-waiting-longer-on-io-uring",
+        dir: CPU,
+        holds: |report| {
+            let slowest = |servers: &[&str]| -> Result<Vec<(String, f64)>, String> {
+                (servers.iter())
+                    .map(|server| {
+                        let case = case(report, server, "/ok-cpu-yield", 1)?;
+                        let max = case.closed_loop.as_ref().and_then(|ping| ping.max_ms);
+                        let max = max.ok_or_else(|| format!("{server}: no closed-loop ping"))?;
+                        Ok((server.to_string(), max))
+                    })
+                    .collect()
+            };
+            let (epoll, uring) = (slowest(EPOLL_SERVERS)?, slowest(IO_URING_SERVERS)?);
+            let epoll_max = epoll.iter().map(|(_, ms)| *ms).fold(f64::MIN, f64::max);
+            let uring_min = uring.iter().map(|(_, ms)| *ms).fold(f64::MAX, f64::min);
+            expect(epoll_max < uring_min, || {
+                format!("slowest closed-loop ping, ms: epoll {epoll:?}, io_uring {uring:?}")
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-offload-takes-the-same-wall-on-any-rust-pool",
+        dir: CPU,
+        holds: |report| {
+            rust_pairs(report, "/ok-cpu-blocking", "/ok-cpu-pool", |blocking, pool| {
+                (blocking.wall_ms - pool.wall_ms).abs() < 0.1 * pool.wall_ms
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-pool-answers-the-median-request-sooner",
+        dir: CPU,
+        holds: |report| {
+            rust_pairs(report, "/ok-cpu-blocking", "/ok-cpu-pool", |blocking, pool| {
+                median_answer(pool) < median_answer(blocking)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-blocking-pool-answers-near-the-end",
+        dir: CPU,
+        holds: |report| rust_cases(report, "/ok-cpu-blocking", |case| at_the_end(case)),
+    },
+    Claim {
+        name: "comparison.cpu-yield-on-epoll-pings-wait-a-round-and-answers-come-at-the-end",
+        dir: CPU,
+        holds: |report| {
+            for server in EPOLL_SERVERS {
+                let case = case(report, server, "/ok-cpu-yield", 1)?;
+                let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
+                let a_round = ping.is_some_and(|p50| (5.0..20.0).contains(&p50));
+                let jobs = case.wall_ms / (case.n as f64 * case.sleep_ms as f64);
+                expect(a_round && (0.95..1.1).contains(&jobs) && at_the_end(case), || {
+                    format!("{server}: ping p50 {ping:?} ms, wall {:.0} ms", case.wall_ms)
+                })?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.cpu-yield-ntex-waits-most-of-the-burst-compio-gets-in-more",
+        dir: CPU,
+        holds: |report| {
+            let ntex = case(report, "demo-ntex", "/ok-cpu-yield", 1)?;
+            let compio = case(report, "demo-axum-compio", "/ok-cpu-yield", 1)?;
+            let (Some(ntex_ping), Some(compio_ping)) = (&ntex.closed_loop, &compio.closed_loop)
+            else {
+                return Err("no closed-loop ping".to_owned());
+            };
+            let waited = ntex_ping.max_ms.is_some_and(|max| max > ntex.wall_ms / 2.0);
+            expect(waited && compio_ping.samples > ntex_ping.samples, || {
+                format!(
+                    "ntex: slowest ping {:?} ms of a {:.0} ms burst, {} pings; compio {} pings",
+                    ntex_ping.max_ms, ntex.wall_ms, ntex_ping.samples, compio_ping.samples
+                )
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-fastapi-threadpool-takes-as-long-as-the-loop",
+        dir: CPU,
+        holds: |report| {
+            fastapi_pairs(report, "/bad-cpu", "/ok-cpu-blocking", |on_loop, threadpool| {
+                (threadpool.wall_ms - on_loop.wall_ms).abs() < 0.1 * on_loop.wall_ms
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-fastapi-threadpool-holds-the-loop-and-rust-pools-do-not",
+        dir: CPU,
+        holds: |report| {
+            let slow_polls = |case: &Case| case.stalls.as_ref().map(|stalls| stalls.slow_polls);
+            fastapi_pairs(report, "/bad-cpu", "/ok-cpu-blocking", |on_loop, threadpool| {
+                let probe = |case: &Case| case.open_loop.as_ref().and_then(|open| open.p50_ms);
+                let as_badly = probe(threadpool)
+                    .zip(probe(on_loop))
+                    .is_some_and(|(pool, on_loop)| pool >= on_loop / 2.0);
+                as_badly && slow_polls(threadpool).is_some_and(|polls| polls > 0)
+            })?;
+            rust_cases(report, "/ok-cpu-blocking", |case| {
+                case.stalls.as_ref().is_some_and(|stalls| stalls.slow_polls == 0)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-fastapi-process-pool-uses-both-cores",
+        dir: CPU,
+        holds: |report| {
+            fastapi_pairs(report, "/bad-cpu", "/ok-cpu-pool", |on_loop, processes| {
+                let probe = processes.open_loop.as_ref().and_then(|open| open.p50_ms);
+                processes.wall_ms < 0.6 * on_loop.wall_ms && probe.is_some_and(|p50| p50 < 10.0)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-both-rust-pools-finish-near-two-cores-and-pings-get-through",
+        dir: CPU,
+        holds: |report| {
+            let near = |case: &Case| {
+                let two_cores = case.n as f64 * case.sleep_ms as f64 / 2.0;
+                let probe = case.open_loop.as_ref().and_then(|open| open.p50_ms);
+                case.wall_ms < 1.1 * two_cores && probe.is_some_and(|p50| p50 < 10.0)
+            };
+            rust_cases(report, "/ok-cpu-blocking", near)?;
+            rust_cases(report, "/ok-cpu-pool", near)
+        },
+    },
+    Claim {
+        name: "comparison.cpu-yield-takes-as-long-as-bad-cpu",
+        dir: CPU,
+        holds: |report| {
+            rust_pairs(report, "/bad-cpu", "/ok-cpu-yield", |on_loop, yielding| {
+                (yielding.wall_ms - on_loop.wall_ms).abs() < 0.1 * on_loop.wall_ms
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-pool-answers-the-median-near-halfway",
+        dir: CPU,
+        holds: |report| {
+            rust_cases(report, "/ok-cpu-pool", |case| {
+                let share = median_answer(case) / case.wall_ms;
+                (0.5..0.7).contains(&share)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-two-threads-use-both-cores-on-epoll-and-ntex",
+        dir: CPU,
+        holds: |report| {
+            let servers = EPOLL_SERVERS.iter().chain(["demo-ntex"].iter());
+            for server in servers {
+                for route in ["/bad-cpu", "/ok-cpu-yield"] {
+                    let case = case(report, server, route, 2)?;
+                    let two_cores = case.n as f64 * case.sleep_ms as f64 / 2.0;
+                    expect(case.wall_ms < 1.1 * two_cores, || described(case))?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.cpu-compio-bad-cpu-slowest-at-two-threads",
+        dir: CPU,
+        holds: |report| {
+            let compio = case(report, "demo-axum-compio", "/bad-cpu", 2)?;
+            let two_cores = compio.n as f64 * compio.sleep_ms as f64 / 2.0;
+            expect(compio.wall_ms > 1.1 * two_cores, || described(compio))?;
+            for server in SERVERS.iter().filter(|server| **server != "demo-axum-compio") {
+                let other = case(report, server, "/bad-cpu", 2)?;
+                expect(other.wall_ms < compio.wall_ms, || described(other))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.hidden-bad-routes-serialise-and-every-fix-overlaps",
+        dir: HIDDEN,
+        holds: |report| {
+            for case in &report.cases {
+                let expected = match case.route.starts_with("/bad-") {
+                    true => Verdict::Serialised,
+                    false => Verdict::Concurrent,
+                };
+                expect(case.verdict == expected, || described(case))?;
+            }
+            expect(!report.cases.is_empty(), || "no case".to_owned())
+        },
+    },
+    Claim {
+        name: "comparison.hidden-detector-books-each-bad-route-and-at-most-one-fix-poll",
+        dir: HIDDEN,
+        holds: |report| {
+            for case in &report.cases {
+                let stalls = case.stalls.as_ref().ok_or_else(|| described(case))?;
+                let file_fix_on_python = !SERVERS.contains(&&*case.target) && case.route.contains("-file-");
+                let upheld = match case.route.strip_prefix("/bad") {
+                    Some(_) => {
+                        let booked = [format!("GET {}", case.route)];
+                        stalls.slow_polls == case.n as u64 && stalls.routes == booked
+                    }
+                    None => file_fix_on_python || stalls.slow_polls <= 1,
+                };
+                expect(upheld, || described(case))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.hidden-the-cpu-tells-a-wait-from-work",
+        dir: HIDDEN,
+        holds: |report| {
+            for case in &report.cases {
+                let Some(call) = &case.call else { continue };
+                let share = call.cpu_ms.map(|cpu| cpu / call.call_ms);
+                let upheld = match &*case.route {
+                    "/bad-http" => share.is_some_and(|share| share < 0.05),
+                    "/bad-db" => share.is_some_and(|share| share > 0.9),
+                    "/bad-file" => share.is_some_and(|share| share > 0.5),
+                    _ => true,
+                };
+                expect(upheld, || format!("{}: {call:?}", described(case)))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.hidden-a-query-takes-longer-on-the-pool",
+        dir: HIDDEN,
+        holds: |report| {
+            for target in report.targets() {
+                let call_ms = |route: &str| -> Result<f64, String> {
+                    let case = case(report, target, route, 1)?;
+                    let call = case.call.as_ref().ok_or_else(|| described(case))?;
+                    Ok(call.call_ms)
+                };
+                let (pooled, on_reactor) = (call_ms("/ok-db-blocking")?, call_ms("/bad-db")?);
+                expect(pooled > on_reactor, || {
+                    format!("{target}: a query took {pooled:.0} ms on the pool, {on_reactor:.0} ms on the reactor")
+                })?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.hidden-compio-pings-wait-longer-beside-its-file-await",
+        dir: HIDDEN,
+        holds: |report| {
+            let awaited = case(report, "demo-axum-compio", "/ok-file-await", 1)?;
+            let pooled = case(report, "demo-axum-compio", "/ok-file-blocking", 1)?;
+            let p50 = |case: &Case| case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
+            let longer = p50(awaited).zip(p50(pooled)).is_some_and(|(a, p)| a > p);
+            let quiet = awaited.stalls.as_ref().is_some_and(|stalls| stalls.slow_polls == 0);
+            expect(longer && quiet, || format!("{}; {}", described(awaited), described(pooled)))
+        },
+    },
+    Claim {
+        name: "comparison.cpu-uvloop-gets-in-after-every-bad-cpu-job",
+        dir: CPU,
+        holds: |report| {
+            let uvloop = case(report, "fastapi-uvloop", "/bad-cpu", 1)?;
+            let max = uvloop.closed_loop.as_ref().and_then(|ping| ping.max_ms);
+            let job = uvloop.sleep_ms as f64;
+            expect(max.is_some_and(|max| max < 1.5 * job), || described(uvloop))
+        },
+    },
+    Claim {
+        name: "comparison.cpu-ntex-holds-its-bad-cpu-answers-to-the-end",
+        dir: CPU,
+        holds: |report| {
+            let ntex = case(report, "demo-ntex", "/bad-cpu", 1)?;
+            expect(at_the_end(ntex), || described(ntex))?;
+            for server in SERVERS.iter().filter(|server| **server != "demo-ntex") {
+                let other = case(report, server, "/bad-cpu", 1)?;
+                expect(median_answer(other) < 0.6 * other.wall_ms, || described(other))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.threads-the-probe-p99-differs-by-stack-during-bad",
+        dir: THREADS,
+        holds: |report| {
+            for threads in [2, 4] {
+                let p99s: Vec<f64> = (report.cases.iter())
+                    .filter(|case| case.route == "/bad" && case.reactor_threads == threads)
+                    .filter_map(|case| case.open_loop.as_ref()?.p99_ms)
+                    .collect();
+                let (min, max) = (p99s.iter().copied().fold(f64::MAX, f64::min), p99s.iter().copied().fold(f64::MIN, f64::max));
+                expect(p99s.len() > 1 && max > 1.5 * min, || {
+                    format!("at {threads} threads the probe's p99 ran from {min:.0} to {max:.0} ms")
+                })?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.threads-the-probe-left-late-in-some-case",
+        dir: THREADS,
+        holds: |report| {
+            let lags = report.cases.iter().filter_map(|case| case.open_loop.as_ref()?.p99_send_lag_ms);
+            let latest = lags.fold(0.0, f64::max);
+            expect(latest > 1.0, || format!("the latest p99 send lag: {latest:.2} ms"))
+        },
+    },
+];
+
+/// The FastAPI apps, on asyncio and on uvloop.
+const FASTAPI: &[&str] = &["fastapi-asyncio", "fastapi-uvloop"];
+
+/// When a case's median request was answered, from the first send.
+fn median_answer(case: &Case) -> f64 {
+    case.requests.p50_ms.unwrap_or(f64::INFINITY)
+}
+
+/// The median request was answered in the last tenth of the burst.
+fn at_the_end(case: &Case) -> bool {
+    case.requests.p50_ms.is_some_and(|p50| p50 >= 0.9 * case.wall_ms)
+}
+
+/// Every Rust stack's case of `route` at one reactor thread is `holds`.
+fn rust_cases(report: &Report, route: &str, holds: fn(&Case) -> bool) -> Result<(), String> {
+    for server in SERVERS {
+        let case = case(report, server, route, 1)?;
+        expect(holds(case), || described(case))?;
+    }
+    Ok(())
+}
+
+/// On every Rust stack at one reactor thread, its cases of `first` and `second` are `holds`.
+fn rust_pairs(
+    report: &Report,
+    first: &str,
+    second: &str,
+    holds: fn(&Case, &Case) -> bool,
+) -> Result<(), String> {
+    pairs(report, &SERVERS, first, second, holds)
+}
+
+/// As [`rust_pairs`], on the FastAPI apps.
+fn fastapi_pairs(
+    report: &Report,
+    first: &str,
+    second: &str,
+    holds: fn(&Case, &Case) -> bool,
+) -> Result<(), String> {
+    pairs(report, FASTAPI, first, second, holds)
+}
+
+fn pairs(
+    report: &Report,
+    targets: &[&str],
+    first: &str,
+    second: &str,
+    holds: fn(&Case, &Case) -> bool,
+) -> Result<(), String> {
+    for target in targets {
+        let (one, other) = (case(report, target, first, 1)?, case(report, target, second, 1)?);
+        expect(holds(one, other), || format!("{}; {}", described(one), described(other)))?;
+    }
+    Ok(())
+}
+
+/// A case's figures that the claims read, in a few words.
+fn described(case: &Case) -> String {
+    let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
+    let probe = case.open_loop.as_ref().and_then(|open| open.p50_ms);
+    let slow_polls = case.stalls.as_ref().map(|stalls| stalls.slow_polls);
+    format!(
+        "{} {} at {} threads: {:?}, wall {:.0} ms, median answer {:?} ms, ping p50 {ping:?} \
+         ms, probe p50 {probe:?} ms, slow polls {slow_polls:?}",
+        case.target,
+        case.route,
+        case.reactor_threads,
+        case.verdict,
+        case.wall_ms,
+        case.requests.p50_ms
+    )
+}
+
+/// `target`'s case of `route` at `threads` reactor threads.
+fn case<'a>(report: &'a Report, target: &str, route: &str, threads: usize) -> Result<&'a Case, String> {
+    let found = (report.cases.iter()).find(|case| {
+        case.target == target && case.route == route && case.reactor_threads == threads
+    });
+    found.ok_or_else(|| format!("no case of {target} {route} at {threads} threads"))
+}
+
+/// Every case of `route` (at least one) is `holds`.
+fn every_case(report: &Report, route: &str, holds: fn(&Case) -> bool) -> Result<(), String> {
+    let cases: Vec<&Case> = report.cases.iter().filter(|case| case.route == route).collect();
+    expect(!cases.is_empty(), || format!("no case of {route}"))?;
+    for case in cases {
+        expect(holds(case), || {
+            let (target, verdict, wall) = (&case.target, case.verdict, case.wall_ms);
+            let (on_reactor, stalls) = (case.on_reactor, &case.stalls);
+            format!(
+                "{target} {route}: {verdict:?}, wall {wall:.0} ms, on the reactor {on_reactor:?}, \
+                 stalls {stalls:?}"
+            )
+        })?;
+    }
+    Ok(())
+}

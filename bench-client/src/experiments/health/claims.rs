@@ -1,0 +1,120 @@
+//! What the pages say the health check under a block showed
+//! ([`crate::experiments::claims`]).
+
+use std::time::Duration;
+
+use super::HealthReport;
+use super::tally::{BLOCKING_ROUTE, ProbeTally};
+use super::window::Probed;
+use crate::experiments::claims::{Claim, expect};
+
+/// With the period of the servers' health check; and with none, forgetting a stall at once.
+const HEALTH: &str = "results/health";
+const NO_PERIOD: &str = "results/health/no-period";
+
+/// What `/health` answered to a window's probes during `/bad`: the first probe's answer, then
+/// every later one's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answered {
+    /// Every probe answered 503 naming `GET /bad`.
+    AllNamingBad,
+    /// The first answered 200, every later one 503 naming `GET /bad`.
+    FirstOkThenNamingBad,
+    /// Every probe answered 200.
+    AllOk,
+}
+
+pub const CLAIMS: &[Claim<HealthReport>] = &[
+    Claim {
+        name: "health.past-the-limit-every-probe-is-a-503-naming-bad",
+        dir: HEALTH,
+        holds: |health| answered(health, Landing::PastTheLimit, Answered::AllNamingBad),
+    },
+    Claim {
+        name: "health.before-the-limit-the-first-probe-is-ok-and-the-rest-503s",
+        dir: HEALTH,
+        holds: |health| answered(health, Landing::BeforeTheLimit, Answered::FirstOkThenNamingBad),
+    },
+    Claim {
+        name: "health.without-the-period-every-early-probe-is-ok",
+        dir: NO_PERIOD,
+        holds: |health| answered(health, Landing::BeforeTheLimit, Answered::AllOk),
+    },
+    Claim {
+        name: "health.no-false-503s",
+        dir: HEALTH,
+        holds: |health| {
+            let probed = (health.probes.iter()).filter(|tally| tally.route != BLOCKING_ROUTE);
+            let false_503s: usize = probed.map(ProbeTally::false_unavailable).sum();
+            expect(false_503s == 0, || format!("{false_503s} false 503s"))
+        },
+    },
+    Claim {
+        name: "health.at-rest-within-twice-the-ping",
+        dir: HEALTH,
+        holds: |health| {
+            let median = |stack: &str, endpoint: Probed| {
+                let tally = (health.rest_tallies.iter())
+                    .find(|tally| tally.stack == stack && tally.endpoint == endpoint);
+                tally.and_then(|tally| tally.median_ms)
+            };
+            let stacks = health.rest_tallies.iter().map(|tally| tally.stack.as_str());
+            let mut seen = 0;
+            for stack in stacks {
+                seen += 1;
+                let (ping, probe) = (median(stack, Probed::Ping), median(stack, Probed::Health));
+                let (Some(ping), Some(probe)) = (ping, probe) else {
+                    return Err(format!("{stack}: no median of /ping or /health at rest"));
+                };
+                expect(probe <= 2.0 * ping, || {
+                    format!("{stack}: /health {probe:.2} ms, /ping {ping:.2} ms")
+                })?;
+            }
+            expect(seen > 0, || "nothing measured at rest".to_owned())
+        },
+    },
+];
+
+/// Where a window's probes land in a sleep, against the servers' stall limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Landing {
+    BeforeTheLimit,
+    PastTheLimit,
+}
+
+/// Every stack's `/health` probes during `/bad`, in the windows landing as `landing`, were
+/// answered as `expected`; at least one such window was measured.
+fn answered(health: &HealthReport, landing: Landing, expected: Answered) -> Result<(), String> {
+    let limit = Duration::from_millis(health.plan.stall_ms);
+    let sleep = Duration::from_millis(health.plan.sleep_ms);
+    let lands = |tally: &&ProbeTally| {
+        // Where in its sleep the window's first probe lands.
+        let into_sleep = health.plan.first_probe(tally.trial).as_nanos() % sleep.as_nanos();
+        let past = into_sleep > limit.as_nanos();
+        landing == if past { Landing::PastTheLimit } else { Landing::BeforeTheLimit }
+    };
+    let windows: Vec<&ProbeTally> = (health.probes.iter())
+        .filter(|tally| tally.route == BLOCKING_ROUTE && tally.endpoint == Probed::Health)
+        .filter(lands)
+        .collect();
+    expect(!windows.is_empty(), || format!("no window {landing:?}"))?;
+    for tally in windows {
+        let naming_bad = |n: usize| tally.named == [("GET /bad".to_owned(), n)];
+        let (probes, ok, unavailable) = (tally.probes, tally.ok, tally.unavailable);
+        let upheld = match expected {
+            Answered::AllNamingBad => unavailable == probes && naming_bad(probes),
+            Answered::FirstOkThenNamingBad => {
+                ok == 1 && unavailable + 1 == probes && naming_bad(probes - 1)
+            }
+            Answered::AllOk => ok == probes,
+        };
+        expect(upheld, || {
+            format!(
+                "{}, window {}: {probes} probes, {ok} answered 200, {unavailable} 503 naming \
+                 {:?}, {} timed out, {} failed otherwise",
+                tally.stack, tally.trial, tally.named, tally.timed_out, tally.failed
+            )
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,332 @@
+//! What the pages say the race showed ([`crate::experiments::claims`]).
+
+use demo_contract::variant::{
+    ACTIX_KEEP_ALIVE_60S, ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1,
+};
+
+use super::arrival::PingAt;
+use super::{GotIn, RaceReport, Tally};
+use crate::experiments::claims::{Claim, expect};
+use crate::measure::burst::Connect;
+use crate::report::text::connect_text;
+
+/// The race with its defaults, and at the comparison's sleep.
+const RACE: &str = "results/race";
+const RACE_500MS: &str = "results/race-500ms";
+/// The race at two and at four reactor threads.
+const TWO_THREADS: &str = "results/per-core/threads-2";
+const FOUR_THREADS: &str = "results/per-core/threads-4";
+
+pub const CLAIMS: &[Claim<RaceReport>] = &[
+    Claim {
+        name: "race.uvloop-mostly-gets-in-between-when-connecting-during",
+        dir: RACE,
+        holds: |race| most(race, "fastapi-uvloop", Connect::During, GotIn::Interleaved),
+    },
+    Claim {
+        name: "race.compio-mostly-gets-in-somewhere-when-connecting-during",
+        dir: RACE,
+        holds: |race| most(race, "demo-axum-compio", Connect::During, GotIn::Partly),
+    },
+    Claim {
+        name: "race.others-mostly-wait-for-all-when-connecting-during",
+        dir: RACE,
+        holds: |race| {
+            let others = (race.tallies.iter())
+                .filter(|tally| tally.connect == Connect::During)
+                .filter(|tally| !matches!(&*tally.target, "fastapi-uvloop" | "demo-axum-compio"));
+            others
+                .map(|tally| most(race, &tally.target, Connect::During, GotIn::WaitedForAll))
+                .collect()
+        },
+    },
+    Claim {
+        name: "race.uvloop-waits-for-all-when-accepted-first",
+        dir: RACE,
+        holds: |race| every(race, "fastapi-uvloop", Connect::Before, GotIn::WaitedForAll),
+    },
+    Claim {
+        name: "race.compio-mostly-waits-for-all-when-accepted-first",
+        dir: RACE,
+        holds: |race| most(race, "demo-axum-compio", Connect::Before, GotIn::WaitedForAll),
+    },
+    Claim {
+        name: "race.most-open-loop-pings-over-the-timeout-at-500ms",
+        dir: RACE_500MS,
+        holds: |race| {
+            let over = |tally: &Tally| {
+                let (over, of) = (tally.open_over_timeout, tally.open_scheduled);
+                expect(2 * over > of, || format!("{}: {over} of {of}", tally.target))
+            };
+            race.tallies.iter().map(over).collect()
+        },
+    },
+    Claim {
+        name: "race.a-ping-the-server-holds-before-the-requests-is-handled-first",
+        dir: RACE,
+        holds: |race| {
+            let first = [PingAt::BeforeBurst, PingAt::AfterAccepts];
+            handled_after(race, &first, |_| 0)
+        },
+    },
+    Claim {
+        name: "race.a-ping-in-the-first-sleep-waits-at-most-for-those-taken-in-before",
+        dir: RACE,
+        holds: |race| {
+            let trials = (race.arrival_trials.iter())
+                .filter(|trial| trial.point == PingAt::InFirstSleep);
+            let order = trials.filter_map(|trial| Some((trial, trial.order?)));
+            order
+                .map(|(trial, order)| {
+                    let (after, queued) = (order.handled_after, order.accepted_before_first);
+                    expect(after <= queued, || {
+                        format!("{}: handled after {after}, {queued} taken in", trial.target)
+                    })
+                })
+                .collect()
+        },
+    },
+    Claim {
+        name: "race.a-ping-accepted-last-or-on-its-own-connection-waits-for-all",
+        dir: RACE,
+        holds: |race| {
+            let last = [PingAt::InFirstSleepAcceptedFirst, PingAt::OwnConnection];
+            handled_after(race, &last, |race| race.plan.arrival.concurrency)
+        },
+    },
+    Claim {
+        name: "race.event-interval-1-does-not-flip-the-outcome",
+        dir: RACE,
+        holds: |race| {
+            let (stock, variant) = variant(race, TOKIO_EVENT_INTERVAL_1.label)?;
+            let waited = |tally: &Tally| 2 * tally.waited_for_all > tally.trials - tally.failed;
+            expect(waited(stock) && waited(variant), || {
+                format!("{}; {}", outcomes(stock), outcomes(variant))
+            })
+        },
+    },
+    Claim {
+        name: "race.actix-408s-stop-with-the-request-timeout-off",
+        dir: RACE,
+        holds: |race| {
+            let (stock, variant) = variant(race, ACTIX_REQUEST_TIMEOUT_OFF.label)?;
+            let (before, after) = (failed(stock, "status 408"), failed(variant, "status 408"));
+            expect(before > 0 && after == 0, || {
+                format!("408s: {before} on the stock server, {after} with the timeout off")
+            })
+        },
+    },
+    Claim {
+        name: "race.actix-keeps-every-connection-with-a-60s-keep-alive",
+        dir: RACE,
+        holds: |race| {
+            let (_, variant) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
+            let reset = failed(variant, "reset");
+            expect(reset == 0 && variant.failed == 0, || {
+                format!("{reset} pings on reset connections; {}", outcomes(variant))
+            })
+        },
+    },
+    Claim {
+        name: "race.actix-stock-resets-none-beside-the-keep-alive-test",
+        dir: RACE,
+        holds: |race| {
+            let (stock, _) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
+            let reset = failed(stock, "reset");
+            expect(reset == 0, || format!("{reset} pings on reset connections"))
+        },
+    },
+    Claim {
+        name: "race.at-two-threads-no-pinger-waits-for-all",
+        dir: TWO_THREADS,
+        holds: |race| {
+            let tallies = race.tallies.iter();
+            let waited = tallies.filter(|tally| tally.waited_for_all > 0 || tally.failed > 0);
+            waited.map(|tally| Err(outcomes(tally))).collect()
+        },
+    },
+    Claim {
+        name: "race.at-four-threads-the-pinger-mostly-gets-in-between-but-on-compio",
+        dir: FOUR_THREADS,
+        holds: |race| {
+            for tally in &race.tallies {
+                let most = 2 * tally.interleaved > tally.trials - tally.failed;
+                let compio = tally.target == "demo-axum-compio";
+                expect(most != compio, || outcomes(tally))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "race.compio-bursts-last-longest-at-two-threads",
+        dir: TWO_THREADS,
+        holds: compio_bursts_last_longest,
+    },
+    Claim {
+        name: "race.compio-bursts-last-longest-at-four-threads",
+        dir: FOUR_THREADS,
+        holds: compio_bursts_last_longest,
+    },
+    Claim {
+        name: "race.compio-median-wait-shortest-of-rust-at-one-thread",
+        dir: RACE,
+        holds: compio_median_wait_shortest_of_rust,
+    },
+    Claim {
+        name: "race.compio-median-wait-shortest-of-rust-at-two-threads",
+        dir: TWO_THREADS,
+        holds: compio_median_wait_shortest_of_rust,
+    },
+    Claim {
+        name: "race.taken-in-before-the-first-sleep-by-stack",
+        dir: RACE,
+        holds: |race| {
+            let counts = |target: &str| -> Vec<usize> {
+                let points = [PingAt::AfterWrites, PingAt::InFirstSleep];
+                let trials = (race.arrival_trials.iter())
+                    .filter(|trial| trial.target == target && points.contains(&trial.point));
+                trials.filter_map(|trial| Some(trial.order?.accepted_before_first)).collect()
+            };
+            let n = race.plan.arrival.concurrency;
+            let few = |count: &usize| *count <= 3;
+            let uvloop = counts("fastapi-uvloop");
+            expect(!uvloop.is_empty() && uvloop.iter().all(few), || format!("uvloop {uvloop:?}"))?;
+            let compio = counts("demo-axum-compio");
+            let most = 2 * compio.iter().filter(|count| few(count)).count() > compio.len();
+            expect(most, || format!("compio {compio:?}"))?;
+            let asyncio = counts("fastapi-asyncio");
+            expect(!asyncio.is_empty() && asyncio.iter().all(|count| *count == n), || {
+                format!("asyncio {asyncio:?}")
+            })?;
+            for server in ["demo-axum", "demo-actix", "demo-hyper-tokio", "demo-hyper-async-std", "demo-hyper-smol", "demo-ntex"] {
+                let taken = counts(server);
+                let varies = taken.iter().min() != taken.iter().max();
+                expect(varies, || format!("{server} {taken:?}"))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "race.actix-closed-before-completion-only-with-the-timeout-off",
+        dir: RACE,
+        holds: |race| {
+            let (stock, variant) = variant(race, ACTIX_REQUEST_TIMEOUT_OFF.label)?;
+            let closed = "closed before message completed";
+            let (before, after) = (failed(stock, closed), failed(variant, closed));
+            expect(before == 0 && after > 0, || {
+                format!("closed before completion: {before} on the stock server, {after} with the timeout off")
+            })
+        },
+    },
+];
+
+/// With the connections arriving during the burst, compio's median slowest wait was shorter
+/// than every other Rust stack's.
+fn compio_median_wait_shortest_of_rust(race: &RaceReport) -> Result<(), String> {
+    let median = |tally: &Tally| tally.slowest_sleeps.map(|[_, median, _]| median);
+    let compio = tally(race, "demo-axum-compio", Connect::During)?;
+    let compio = median(compio).ok_or("compio has no trial with a verdict")?;
+    let rust = (race.tallies.iter())
+        .filter(|tally| tally.connect == Connect::During && tally.target.starts_with("demo-"))
+        .filter(|tally| tally.target != "demo-axum-compio");
+    let shorter: Vec<String> = rust
+        .filter(|tally| median(tally).is_none_or(|other| other <= compio))
+        .map(|tally| format!("{} {:?}", tally.target, median(tally)))
+        .collect();
+    expect(shorter.is_empty(), || format!("compio {compio:.1} sleeps; as short: {shorter:?}"))
+}
+
+/// compio's trials counted more open-loop pings than any other stack's: its bursts lasted
+/// longest.
+fn compio_bursts_last_longest(race: &RaceReport) -> Result<(), String> {
+    let compio = tally(race, "demo-axum-compio", Connect::During)?.open_scheduled;
+    let others = race.tallies.iter().filter(|tally| tally.target != "demo-axum-compio");
+    let longer = others.filter(|tally| tally.open_scheduled >= compio);
+    let longer: Vec<String> = longer
+        .map(|tally| format!("{} {}", tally.target, tally.open_scheduled))
+        .collect();
+    expect(longer.is_empty(), || format!("compio {compio}, as many or more: {longer:?}"))
+}
+
+/// The stock server's tally and the variant `label`'s, from the variant's test.
+fn variant<'a>(race: &'a RaceReport, label: &str) -> Result<(&'a Tally, &'a Tally), String> {
+    let test = (race.variants.iter()).find(|test| test.variant == label);
+    let tallies = test.map(|test| &test.tallies[..]);
+    match tallies {
+        Some([stock, variant]) => Ok((stock, variant)),
+        _ => Err(format!("no test of {label}")),
+    }
+}
+
+/// How many of `tally`'s open-loop pings failed with a reason that holds `reason`.
+fn failed(tally: &Tally, reason: &str) -> usize {
+    let errors = tally.open_errors.iter();
+    let matching = errors.filter(|error| error.reason.contains(reason));
+    matching.map(|error| error.count).sum()
+}
+
+/// The tally of `target`'s trials connecting as `connect`.
+fn tally<'a>(race: &'a RaceReport, target: &str, connect: Connect) -> Result<&'a Tally, String> {
+    let found = (race.tallies.iter()).find(|t| t.target == target && t.connect == connect);
+    found.ok_or_else(|| format!("no trials of {target}, {}", connect_text(connect)))
+}
+
+/// How many of `tally`'s trials came out as `outcome`.
+fn count(tally: &Tally, outcome: GotIn) -> usize {
+    match outcome {
+        GotIn::Interleaved => tally.interleaved,
+        GotIn::Partly => tally.partly,
+        GotIn::WaitedForAll => tally.waited_for_all,
+        GotIn::Failed => tally.failed,
+    }
+}
+
+/// What `tally`'s trials came out as, in a few words.
+fn outcomes(tally: &Tally) -> String {
+    format!(
+        "{}, {}: {} of {} trials got in between every sleep, {} somewhere, {} waited for all, \
+         {} failed",
+        tally.target,
+        connect_text(tally.connect),
+        tally.interleaved,
+        tally.trials,
+        tally.partly,
+        tally.waited_for_all,
+        tally.failed
+    )
+}
+
+/// More than half of the trials with a verdict came out as `outcome`.
+fn most(race: &RaceReport, target: &str, connect: Connect, outcome: GotIn) -> Result<(), String> {
+    let tally = tally(race, target, connect)?;
+    let judged = tally.trials - tally.failed;
+    expect(2 * count(tally, outcome) > judged, || outcomes(tally))
+}
+
+/// Every trial came out as `outcome`.
+fn every(race: &RaceReport, target: &str, connect: Connect, outcome: GotIn) -> Result<(), String> {
+    let tally = tally(race, target, connect)?;
+    expect(tally.trials > 0 && count(tally, outcome) == tally.trials, || outcomes(tally))
+}
+
+/// In every trial of the arrival's `points`, on every target, the ping was handled after
+/// `ended(race)` burst requests had ended, as the server recorded.
+fn handled_after(
+    race: &RaceReport,
+    points: &[PingAt],
+    ended: fn(&RaceReport) -> usize,
+) -> Result<(), String> {
+    let tallies = (race.arrival.iter()).filter(|tally| points.contains(&tally.point));
+    let mut seen = 0;
+    for tally in tallies {
+        seen += 1;
+        let all = vec![(ended(race), tally.trials)];
+        expect(tally.failed == 0 && tally.handled_after == all, || {
+            format!(
+                "{}, {:?}: handled after (requests ended, trials) {:?}, {} failed",
+                tally.target, tally.point, tally.handled_after, tally.failed
+            )
+        })?;
+    }
+    expect(seen > 0, || format!("no trials at {points:?}"))
+}

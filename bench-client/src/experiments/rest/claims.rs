@@ -1,0 +1,221 @@
+//! What the pages say the runs at rest showed ([`crate::experiments::claims`]).
+
+use demo_contract::variant::{SMOL_EXECUTOR_ON_MAIN, TOKIO_REACTOR_ON_WORKER};
+
+use super::{RestPoint, RestReport};
+use crate::experiments::claims::{Claim, expect};
+use crate::measure::target::{IO_URING_SERVERS, SERVERS};
+
+const REST: &str = "results/rest";
+
+/// From this pause on, every thread of a server is asleep as the ping arrives.
+const ASLEEP_FROM_MS: u64 = 10;
+
+pub const CLAIMS: &[Claim<RestReport>] = &[
+    Claim {
+        name: "rest.every-stack-answers-a-lone-ping-well-under-a-millisecond",
+        dir: REST,
+        holds: |rest| {
+            for point in stock(rest) {
+                let p95 = point.closed_loop.p95_ms;
+                expect(p95.is_some_and(|p95| p95 < 1.0), || described(point))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.back-to-back-a-ping-wakes-one-thread",
+        dir: REST,
+        holds: |rest| {
+            for point in stock(rest).filter(|point| point.pause_ms == 0) {
+                let woken = point.wakeups_per_ping.values();
+                let once = woken.clone().filter(|per_ping| **per_ping >= 0.9).count();
+                let rarely = woken.filter(|per_ping| **per_ping < 0.3).count();
+                expect(once == 1 && once + rarely == point.wakeups_per_ping.len(), || {
+                    described(point)
+                })?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.after-a-pause-async-io-stacks-pay-more-than-tokio",
+        dir: REST,
+        holds: |rest| {
+            for pause in asleep(rest) {
+                let fastest = p50s(rest, pause, &ASYNC_IO)?.into_iter().fold(f64::MAX, f64::min);
+                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
+                expect(fastest > slowest, || {
+                    format!("at {pause} ms: async-io's fastest p50 {fastest:.3} ms, tokio's slowest {slowest:.3} ms")
+                })?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.one-hop-more-slows-tokio-at-every-pause-to-async-io-at-the-longest",
+        dir: REST,
+        holds: |rest| {
+            let pauses: Vec<u64> = rest.plan.pauses_ms.clone();
+            for pause in &pauses {
+                let stock = p50s(rest, *pause, &["demo-hyper-tokio"])?[0];
+                let hop = p50s(rest, *pause, &[TOKIO_REACTOR_ON_WORKER.label])?[0];
+                expect(hop > stock, || format!("at {pause} ms: {hop:.3} ms with the hop, {stock:.3} ms without"))?;
+            }
+            let longest = pauses.iter().copied().max().ok_or("no pause")?;
+            let hop = p50s(rest, longest, &[TOKIO_REACTOR_ON_WORKER.label])?[0];
+            let async_io = p50s(rest, longest, &ASYNC_IO)?;
+            let theirs = async_io.into_iter().fold(f64::MAX, f64::min);
+            expect(hop >= 0.95 * theirs, || {
+                format!("at {longest} ms: {hop:.3} ms with the hop, async-io's fastest {theirs:.3} ms")
+            })
+        },
+    },
+    Claim {
+        name: "rest.back-to-back-the-medians-sit-within-50-us",
+        dir: REST,
+        holds: |rest| {
+            let p50s: Vec<f64> = (stock(rest).filter(|point| point.pause_ms == 0))
+                .filter_map(|point| point.closed_loop.p50_ms)
+                .collect();
+            let (min, max) = (p50s.iter().copied().fold(f64::MAX, f64::min), p50s.iter().copied().fold(f64::MIN, f64::max));
+            expect(p50s.len() == SERVERS.len() && max - min < 0.05, || {
+                format!("medians from {min:.3} to {max:.3} ms")
+            })
+        },
+    },
+    Claim {
+        name: "rest.after-a-pause-tokio-wakes-under-two-threads-per-ping",
+        dir: REST,
+        holds: |rest| {
+            for pause in asleep(rest) {
+                for target in TOKIO {
+                    let point = point(rest, target, pause)?;
+                    let woken: f64 = point.wakeups_per_ping.values().sum();
+                    expect(woken < 2.0, || described(point))?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.after-a-pause-async-io-wakes-its-thread-several-times-per-ping",
+        dir: REST,
+        holds: |rest| {
+            for pause in asleep(rest) {
+                for target in ASYNC_IO {
+                    let point = point(rest, target, pause)?;
+                    let async_io = point.wakeups_per_ping.get("async-io").copied().unwrap_or(0.0);
+                    let executor = point.wakeups_per_ping.iter().filter(|(thread, _)| *thread != "async-io");
+                    let once = executor.map(|(_, per_ping)| *per_ping).all(|per_ping| per_ping < 1.5);
+                    expect(async_io > 2.0 && once, || described(point))?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.async-io-wakes-most-at-the-longest-pause-yet-below-its-schedule",
+        dir: REST,
+        holds: |rest| {
+            let longest = rest.plan.pauses_ms.iter().copied().max().ok_or("no pause")?;
+            for target in ASYNC_IO {
+                let woken = |pause: u64| {
+                    let point = point(rest, target, pause)?;
+                    Ok::<_, String>(point.wakeups_per_ping.get("async-io").copied().unwrap_or(0.0))
+                };
+                let most = woken(longest)?;
+                for pause in &rest.plan.pauses_ms {
+                    let at = woken(*pause)?;
+                    expect(at <= most, || format!("{target}: {at:.2} at {pause} ms, {most:.2} at {longest} ms"))?;
+                }
+                // The back-off's whole schedule is ten waits, each one switch.
+                expect(most < 10.0, || format!("{target}: {most:.2} switches per ping at {longest} ms"))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.after-a-pause-io-uring-stacks-sit-above-tokio",
+        dir: REST,
+        holds: |rest| {
+            for pause in asleep(rest) {
+                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
+                for (target, p50) in IO_URING_SERVERS.iter().zip(p50s(rest, pause, IO_URING_SERVERS)?) {
+                    expect(p50 > slowest, || format!("at {pause} ms: {target} {p50:.3} ms, tokio's slowest {slowest:.3} ms"))?;
+                }
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.smol-without-its-executor-thread-stays-above-tokio",
+        dir: REST,
+        holds: |rest| {
+            for pause in asleep(rest) {
+                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
+                let smol = p50s(rest, pause, &[SMOL_EXECUTOR_ON_MAIN.label])?[0];
+                expect(smol > slowest, || format!("at {pause} ms: {smol:.3} ms, tokio's slowest {slowest:.3} ms"))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "rest.at-some-short-pause-async-io-keeps-up-with-tokio",
+        dir: REST,
+        holds: |rest| {
+            let short = rest.plan.pauses_ms.iter().copied().filter(|pause| *pause < ASLEEP_FROM_MS);
+            for pause in short {
+                let fastest = p50s(rest, pause, &ASYNC_IO)?.into_iter().fold(f64::MAX, f64::min);
+                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
+                if fastest <= slowest {
+                    return Ok(());
+                }
+            }
+            Err("async-io's stacks were slower than every tokio stack at every short pause".to_owned())
+        },
+    },
+];
+
+/// The stacks on tokio, and those whose I/O async-io's thread watches.
+const TOKIO: [&str; 3] = ["demo-axum", "demo-actix", "demo-hyper-tokio"];
+const ASYNC_IO: [&str; 2] = ["demo-hyper-async-std", "demo-hyper-smol"];
+
+/// `target`'s point at `pause`.
+fn point<'a>(rest: &'a RestReport, target: &str, pause: u64) -> Result<&'a RestPoint, String> {
+    let found = (rest.points.iter()).find(|point| point.target == target && point.pause_ms == pause);
+    found.ok_or_else(|| format!("no point of {target} at {pause} ms"))
+}
+
+/// The points of the seven stock servers.
+fn stock(rest: &RestReport) -> impl Iterator<Item = &RestPoint> {
+    rest.points.iter().filter(|point| SERVERS.contains(&&*point.target))
+}
+
+/// The pauses at which every thread is asleep as the ping arrives.
+fn asleep(rest: &RestReport) -> Vec<u64> {
+    let pauses = rest.plan.pauses_ms.iter().copied();
+    pauses.filter(|pause| *pause >= ASLEEP_FROM_MS).collect()
+}
+
+/// The closed loop's p50 of each of `targets` at `pause`.
+fn p50s(rest: &RestReport, pause: u64, targets: &[&str]) -> Result<Vec<f64>, String> {
+    (targets.iter())
+        .map(|target| {
+            let p50 = point(rest, target, pause)?.closed_loop.p50_ms;
+            p50.ok_or_else(|| format!("no p50 of {target} at {pause} ms"))
+        })
+        .collect()
+}
+
+/// A point's figures, in a few words.
+fn described(point: &RestPoint) -> String {
+    format!(
+        "{} at {} ms: p50 {:?} ms, p95 {:?} ms, wake-ups per ping {:?}",
+        point.target,
+        point.pause_ms,
+        point.closed_loop.p50_ms,
+        point.closed_loop.p95_ms,
+        point.wakeups_per_ping
+    )
+}
