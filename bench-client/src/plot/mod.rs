@@ -216,7 +216,10 @@ pub fn wall_vs_concurrency(
 /// the legend counts. Samples at or below zero are clamped to [`LOG_FLOOR`], non-finite ones
 /// skipped (see the module documentation).
 pub fn latency_cdf(title: &str, samples: &[LatencySamples]) -> Result<String, PlotError> {
-    let axes = ("latency (ms)", "fraction of pings answered within x");
+    let axes = (
+        "wait from the ping's scheduled send to its answer (ms)",
+        "fraction of pings answered within x",
+    );
     cdf(title, axes, samples, Some(&Mark::probe_timeout()))
 }
 

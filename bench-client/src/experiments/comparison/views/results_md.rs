@@ -40,7 +40,12 @@ pub fn results_markdown(report: &Report) -> String {
         out.push_str(&probes);
         out.push('\n');
         for route in plots::cdf_routes(report) {
-            let _ = writeln!(out, "![{route}]({})", plots::cdf_name(route));
+            let _ = writeln!(
+                out,
+                "![how long each open-loop ping waited during `{route}`, from its scheduled \
+                 send to its answer, one curve per stack]({})",
+                plots::cdf_name(route)
+            );
         }
     }
     if let Some(calls) = call_table(report) {

@@ -40,7 +40,8 @@ pub fn sweep_markdown(sweep: &SweepReport) -> String {
 fn sweep_table(sweep: &SweepReport, route: WorkPath) -> String {
     let plan = &sweep.plan;
     let mut out = format!(
-        "## `{route}`: wall ms\n\n![{route}]({})\n\n",
+        "## `{route}`: wall ms\n\n![`{route}`: wall time from the first request sent to the last \
+         answered, against N, one line per stack, beside the ideal]({})\n\n",
         plots::sweep_plot_name(route)
     );
     let header: Vec<String> = plan.concurrency.iter().map(|n| format!("N={n}")).collect();
@@ -79,7 +80,8 @@ fn sweep_table(sweep: &SweepReport, route: WorkPath) -> String {
 fn sweep_details(sweep: &SweepReport, route: WorkPath, targets: &[&str]) -> String {
     let mut out = format!(
         "\n<details><summary>`{route}`: every point</summary>\n\n\
-         ![completion times]({})\n\n\
+         ![`{route}`: when each request came back, from the burst's first send, one line per \
+         stack]({})\n\n\
          | stack | N | wall ms | × ideal | requests answered | p50 ms | p90 | p99 | max \
          | client CPU ms | server CPU ms |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
