@@ -5,7 +5,10 @@
 //! heading that was renamed then fails the test command instead of a reader's click.
 //!
 //! Beside it, [`prose`] is the docs check: the README within [`prose::README_MAX_LINES`]
-//! lines, and no commit hash in the prose of the README or `docs/*.md` (`tests/prose.rs`).
+//! lines and each lesson within [`prose::LESSON_MAX_LINES`], and no commit hash or source line
+//! number in the prose of the README or `docs/*.md`; and [`outcomes`] the outcome-words lint:
+//! a sentence that says what a run showed is checked by a claim or named in the allow-list
+//! (`tests/prose.rs`).
 //!
 //! Anchors follow GitHub's rule for heading ids: the heading's text, lower-cased, with every
 //! character that is not a letter, a digit, a space, `-` or `_` removed, and spaces turned

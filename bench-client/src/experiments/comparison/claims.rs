@@ -119,7 +119,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
             };
             let ntex = past("demo-ntex")?;
             for target in SERVERS.iter().filter(|target| **target != "demo-ntex") {
-                let other = past(target)?;
+                let other = past(*target)?;
                 expect(other < ntex, || format!("past one sleep: ntex {ntex:.1} ms, {target} {other:.1} ms"))?;
             }
             Ok(())
@@ -131,7 +131,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         holds: |report| {
             let slowest = |servers: &[&str]| -> Result<Vec<(String, f64)>, String> {
                 (servers.iter())
-                    .map(|server| {
+                    .map(|server| -> Result<(String, f64), String> {
                         let case = case(report, server, "/ok-cpu-yield", 1)?;
                         let max = case.closed_loop.as_ref().and_then(|ping| ping.max_ms);
                         let max = max.ok_or_else(|| format!("{server}: no closed-loop ping"))?;
@@ -168,7 +168,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
     Claim {
         name: "comparison.cpu-blocking-pool-answers-near-the-end",
         dir: CPU,
-        holds: |report| rust_cases(report, "/ok-cpu-blocking", |case| at_the_end(case)),
+        holds: |report| rust_cases(report, "/ok-cpu-blocking", at_the_end),
     },
     Claim {
         name: "comparison.cpu-yield-on-epoll-pings-wait-a-round-and-answers-come-at-the-end",
@@ -218,8 +218,8 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-fastapi-threadpool-holds-the-loop-and-rust-pools-do-not",
         dir: CPU,
         holds: |report| {
-            let slow_polls = |case: &Case| case.stalls.as_ref().map(|stalls| stalls.slow_polls);
             fastapi_pairs(report, "/bad-cpu", "/ok-cpu-blocking", |on_loop, threadpool| {
+                let slow_polls = |case: &Case| case.stalls.as_ref().map(|stalls| stalls.slow_polls);
                 let probe = |case: &Case| case.open_loop.as_ref().and_then(|open| open.p50_ms);
                 let as_badly = probe(threadpool)
                     .zip(probe(on_loop))
@@ -277,7 +277,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-two-threads-use-both-cores-on-epoll-and-ntex",
         dir: CPU,
         holds: |report| {
-            let servers = EPOLL_SERVERS.iter().chain(["demo-ntex"].iter());
+            let servers = EPOLL_SERVERS.iter().copied().chain(std::iter::once("demo-ntex"));
             for server in servers {
                 for route in ["/bad-cpu", "/ok-cpu-yield"] {
                     let case = case(report, server, route, 2)?;

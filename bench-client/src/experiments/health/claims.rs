@@ -90,8 +90,11 @@ fn answered(health: &HealthReport, landing: Landing, expected: Answered) -> Resu
     let lands = |tally: &&ProbeTally| {
         // Where in its sleep the window's first probe lands.
         let into_sleep = health.plan.first_probe(tally.trial).as_nanos() % sleep.as_nanos();
-        let past = into_sleep > limit.as_nanos();
-        landing == if past { Landing::PastTheLimit } else { Landing::BeforeTheLimit }
+        let lands_as = match into_sleep > limit.as_nanos() {
+            true => Landing::PastTheLimit,
+            false => Landing::BeforeTheLimit,
+        };
+        landing == lands_as
     };
     let windows: Vec<&ProbeTally> = (health.probes.iter())
         .filter(|tally| tally.route == BLOCKING_ROUTE && tally.endpoint == Probed::Health)

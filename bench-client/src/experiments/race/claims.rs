@@ -142,7 +142,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         holds: |race| {
             let tallies = race.tallies.iter();
             let waited = tallies.filter(|tally| tally.waited_for_all > 0 || tally.failed > 0);
-            waited.map(|tally| Err(outcomes(tally))).collect()
+            waited.map(|tally| Err::<(), _>(outcomes(tally))).collect()
         },
     },
     Claim {
@@ -192,7 +192,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
             let uvloop = counts("fastapi-uvloop");
             expect(!uvloop.is_empty() && uvloop.iter().all(few), || format!("uvloop {uvloop:?}"))?;
             let compio = counts("demo-axum-compio");
-            let most = 2 * compio.iter().filter(|count| few(count)).count() > compio.len();
+            let most = 2 * compio.iter().filter(|count| few(*count)).count() > compio.len();
             expect(most, || format!("compio {compio:?}"))?;
             let asyncio = counts("fastapi-asyncio");
             expect(!asyncio.is_empty() && asyncio.iter().all(|count| *count == n), || {
@@ -320,7 +320,7 @@ fn handled_after(
     let mut seen = 0;
     for tally in tallies {
         seen += 1;
-        let all = vec![(ended(race), tally.trials)];
+        let all = [(ended(race), tally.trials)];
         expect(tally.failed == 0 && tally.handled_after == all, || {
             format!(
                 "{}, {:?}: handled after (requests ended, trials) {:?}, {} failed",

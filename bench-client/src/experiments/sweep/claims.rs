@@ -44,6 +44,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
             let mut seen = 0;
             for target in targets {
                 seen += 1;
+                let target = target.as_str();
                 let (pool, timer) = (at_largest("/ok-blocking", target)?, at_largest("/ok-await", target)?);
                 expect(pool.wall_ms > timer.wall_ms, || {
                     format!("{target} at N = {largest}: /ok-blocking {:.0} ms, /ok-await {:.0} ms", pool.wall_ms, timer.wall_ms)
