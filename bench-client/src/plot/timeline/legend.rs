@@ -42,7 +42,10 @@ where
     ))?;
     x = 12;
     let classes = [
-        (PROMPT, format!("ping answered within {PROMPT_MS} ms")),
+        (
+            PROMPT,
+            format!("a ping, dot at its send, line to its answer: within {PROMPT_MS} ms"),
+        ),
         (LATE, format!("within {} s", PROBE_TIMEOUT_MS / 1000.0)),
         (
             TIMED_OUT,
