@@ -101,6 +101,17 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
+        name: "comparison.the-closed-loop-gets-few-samples-during-bad",
+        dir: COMPARISON,
+        holds: |report| {
+            every_case(report, "/bad", |case| {
+                let samples = case.closed_loop.as_ref().map(|ping| ping.samples);
+                let sent = case.open_loop.as_ref().map(|open| open.scheduled);
+                samples.zip(sent).is_some_and(|(samples, sent)| 2 * samples < sent)
+            })
+        },
+    },
+    Claim {
         name: "comparison.no-slow-poll-during-the-fixes",
         dir: COMPARISON,
         holds: |report| {
