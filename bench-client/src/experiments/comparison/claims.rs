@@ -112,6 +112,31 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
+        name: "comparison.during-bad-the-probe-waits-up-to-the-whole-burst",
+        dir: COMPARISON,
+        holds: |report| {
+            every_case(report, "/bad", |case| {
+                let max = case.open_loop.as_ref().and_then(|open| open.max_ms);
+                max.is_some_and(|max| max > 0.9 * case.wall_ms)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.every-open-loop-ping-was-answered",
+        dir: COMPARISON,
+        holds: |report| {
+            let answered = |case: &Case| case.open_loop.as_ref().is_some_and(|open| open.errors == 0);
+            ["/bad", "/ok-blocking", "/ok-await"]
+                .into_iter()
+                .try_for_each(|route| every_case(report, route, answered))
+        },
+    },
+    Claim {
+        name: "comparison.ok-blocking-sleeps-ran-off-the-reactor",
+        dir: COMPARISON,
+        holds: |report| every_case(report, "/ok-blocking", |case| case.on_reactor == Some(false)),
+    },
+    Claim {
         name: "comparison.no-slow-poll-during-the-fixes",
         dir: COMPARISON,
         holds: |report| {

@@ -218,6 +218,21 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
             })
         },
     },
+    Claim {
+        name: "race.at-500ms-actix-alone-fails-pings-with-408s-and-resets",
+        dir: RACE_500MS,
+        holds: |race| {
+            for tally in &race.tallies {
+                let failed: usize = tally.open_errors.iter().map(|error| error.count).sum();
+                let explained = failed(tally, "status 408") + failed(tally, "reset");
+                let actix = tally.target == "demo-actix";
+                expect(if actix { failed > 0 && explained == failed } else { failed == 0 }, || {
+                    format!("{}: {:?}", tally.target, tally.open_errors)
+                })?;
+            }
+            Ok(())
+        },
+    },
 ];
 
 /// With the connections arriving during the burst, compio's median slowest wait was shorter

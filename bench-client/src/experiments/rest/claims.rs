@@ -175,6 +175,17 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
             Err("async-io's stacks were slower than every tokio stack at every short pause".to_owned())
         },
     },
+    Claim {
+        name: "rest.the-probes-send-lag-reaches-half-its-p99-somewhere",
+        dir: REST,
+        holds: |rest| {
+            let open = rest.points.iter().filter_map(|point| point.open_loop.as_ref());
+            let reached = open
+                .filter_map(|open| Some((open.p99_send_lag_ms?, open.p99_ms?)))
+                .any(|(lag, p99)| lag >= p99 / 2.0);
+            expect(reached, || "the send lag stayed under half the p99 in every row".to_owned())
+        },
+    },
 ];
 
 /// The stacks on tokio, and those whose I/O async-io's thread watches.
