@@ -165,7 +165,10 @@ fn cdf_plot_is_well_formed_and_labelled() {
 
     let texts = texts(&svg);
     assert_has_text(&texts, title);
-    assert_has_text(&texts, "wait from the ping's scheduled send to its answer (ms)");
+    assert_has_text(
+        &texts,
+        "wait from the ping's scheduled send to its answer (ms)",
+    );
     assert_has_text(&texts, "fraction of pings answered within x");
     assert_has_text(&texts, PROBE_TIMEOUT_LABEL);
     for stack in STACKS {

@@ -84,7 +84,10 @@ pub fn unheld(root: &Path) -> Vec<String> {
 
 /// Every claim some experiment has that no page under `root` names.
 pub fn unnamed(root: &Path) -> Vec<&'static str> {
-    let named: Vec<String> = named(root).into_iter().map(|(_, claim)| claim.name).collect();
+    let named: Vec<String> = named(root)
+        .into_iter()
+        .map(|(_, claim)| claim.name)
+        .collect();
     (names().into_iter())
         .filter(|name| !named.iter().any(|named| named == name))
         .collect()
@@ -95,8 +98,16 @@ pub fn named(root: &Path) -> Vec<(String, outcomes::Claim)> {
     let mut named = Vec::new();
     for page in pages::pages(root) {
         let text = std::fs::read_to_string(&page).unwrap_or_default();
-        let name = page.strip_prefix(root).unwrap_or(&page).display().to_string();
-        named.extend(outcomes::claims(&text).into_iter().map(|claim| (name.clone(), claim)));
+        let name = page
+            .strip_prefix(root)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
+        named.extend(
+            outcomes::claims(&text)
+                .into_iter()
+                .map(|claim| (name.clone(), claim)),
+        );
     }
     named
 }

@@ -343,13 +343,14 @@ pub fn lint(page: &str, markdown: &str, allowed: &AllowList) -> Findings {
         let Some(word) = outcome_word(&sentence.text) else {
             continue;
         };
-        let entry = (entries.iter()).position(|(_, part)| sentence.text.contains(part));
-        match entry {
-            Some(at) => used[at] = true,
-            None if sentence.claims.is_empty() => {
-                (findings.unchecked).push((sentence.line, word, sentence.text))
+        let mut allowed = false;
+        for ((_, part), used) in entries.iter().zip(&mut used) {
+            if sentence.text.contains(part) {
+                (*used, allowed) = (true, true);
             }
-            None => {}
+        }
+        if !allowed && sentence.claims.is_empty() {
+            (findings.unchecked).push((sentence.line, word, sentence.text));
         }
     }
     findings.unused = (entries.iter().zip(used))
@@ -403,7 +404,10 @@ mod tests {
         assert_eq!(
             claimed,
             [
-                ("It waited in every trial.".to_owned(), vec!["race.a".to_owned()]),
+                (
+                    "It waited in every trial.".to_owned(),
+                    vec!["race.a".to_owned()]
+                ),
                 ("Then all.".to_owned(), vec!["race.b".to_owned()]),
                 ("Next, none.".to_owned(), vec![]),
             ]
@@ -426,7 +430,11 @@ mod tests {
         ] {
             assert_eq!(outcome_word(sentence).as_deref(), Some(word), "{sentence}");
         }
-        for sentence in ["It waits one sleep.", "Ten requests of 500 ms.", "Overall fine."] {
+        for sentence in [
+            "It waits one sleep.",
+            "Ten requests of 500 ms.",
+            "Overall fine.",
+        ] {
             assert_eq!(outcome_word(sentence), None, "{sentence}");
         }
     }
@@ -442,7 +450,11 @@ mod tests {
         let page = "Keep every probe apart. Each poll holds it. It failed in every trial.\n\
                     All got in. <!-- claim: x.y -->\n";
         let findings = lint("docs/a.md", page, &allowed);
-        let unchecked = vec![(1, "every".to_owned(), "It failed in every trial.".to_owned())];
+        let unchecked = vec![(
+            1,
+            "every".to_owned(),
+            "It failed in every trial.".to_owned(),
+        )];
         assert_eq!(findings.unchecked, unchecked);
         assert_eq!(findings.unused, ["Gone"]);
     }

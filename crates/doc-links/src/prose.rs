@@ -59,7 +59,10 @@ pub fn line_numbers(markdown: &str) -> Vec<LineNumber> {
             let numbered = pair[1].starts_with(|c: char| c.is_ascii_digit());
             if matches!(noun.as_str(), "line" | "lines") && numbered {
                 let words = pair.join(" ");
-                found.push(LineNumber { line: sentence.line, words });
+                found.push(LineNumber {
+                    line: sentence.line,
+                    words,
+                });
             }
         }
         let cited = (words.iter())
@@ -77,7 +80,9 @@ fn source_and_line(word: &str) -> bool {
     let Some((file, line)) = word.rsplit_once(':') else {
         return false;
     };
-    let source = [".rs", ".py", ".c", ".h"].iter().any(|ext| file.ends_with(ext));
+    let source = [".rs", ".py", ".c", ".h"]
+        .iter()
+        .any(|ext| file.ends_with(ext));
     source && !line.is_empty() && line.chars().all(|c| c.is_ascii_digit() || c == '-')
 }
 

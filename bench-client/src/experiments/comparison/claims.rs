@@ -18,7 +18,9 @@ pub const CLAIMS: &[Claim<Report>] = &[
         dir: COMPARISON,
         holds: |report| {
             let targets = report.targets();
-            expect(targets.len() == 9, || format!("{} stacks: {targets:?}", targets.len()))
+            expect(targets.len() == 9, || {
+                format!("{} stacks: {targets:?}", targets.len())
+            })
         },
     },
     Claim {
@@ -60,7 +62,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.bad-serialises-per-thread-and-the-fixes-stay-near-one-sleep",
         dir: THREADS,
         holds: |report| {
-            let rust = report.cases.iter().filter(|case| SERVERS.contains(&&*case.target));
+            let rust = report
+                .cases
+                .iter()
+                .filter(|case| SERVERS.contains(&&*case.target));
             for case in rust {
                 let sleeps = case.wall_ms / case.sleep_ms as f64;
                 let ideal = case.n.div_ceil(case.reactor_threads) as f64;
@@ -107,7 +112,9 @@ pub const CLAIMS: &[Claim<Report>] = &[
             every_case(report, "/bad", |case| {
                 let samples = case.closed_loop.as_ref().map(|ping| ping.samples);
                 let sent = case.open_loop.as_ref().map(|open| open.scheduled);
-                samples.zip(sent).is_some_and(|(samples, sent)| 2 * samples < sent)
+                samples
+                    .zip(sent)
+                    .is_some_and(|(samples, sent)| 2 * samples < sent)
             })
         },
     },
@@ -125,7 +132,8 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.every-open-loop-ping-was-answered",
         dir: COMPARISON,
         holds: |report| {
-            let answered = |case: &Case| case.open_loop.as_ref().is_some_and(|open| open.errors == 0);
+            let answered =
+                |case: &Case| case.open_loop.as_ref().is_some_and(|open| open.errors == 0);
             ["/bad", "/ok-blocking", "/ok-await"]
                 .into_iter()
                 .try_for_each(|route| every_case(report, route, answered))
@@ -134,7 +142,11 @@ pub const CLAIMS: &[Claim<Report>] = &[
     Claim {
         name: "comparison.ok-blocking-sleeps-ran-off-the-reactor",
         dir: COMPARISON,
-        holds: |report| every_case(report, "/ok-blocking", |case| case.on_reactor == Some(false)),
+        holds: |report| {
+            every_case(report, "/ok-blocking", |case| {
+                case.on_reactor == Some(false)
+            })
+        },
     },
     Claim {
         name: "comparison.no-slow-poll-during-the-fixes",
@@ -155,8 +167,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
             };
             let ntex = past("demo-ntex")?;
             for target in SERVERS.iter().filter(|target| **target != "demo-ntex") {
-                let other = past(*target)?;
-                expect(other < ntex, || format!("past one sleep: ntex {ntex:.1} ms, {target} {other:.1} ms"))?;
+                let other = past(target)?;
+                expect(other < ntex, || {
+                    format!("past one sleep: ntex {ntex:.1} ms, {target} {other:.1} ms")
+                })?;
             }
             Ok(())
         },
@@ -187,18 +201,24 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-offload-takes-the-same-wall-on-any-rust-pool",
         dir: CPU,
         holds: |report| {
-            rust_pairs(report, "/ok-cpu-blocking", "/ok-cpu-pool", |blocking, pool| {
-                (blocking.wall_ms - pool.wall_ms).abs() < 0.1 * pool.wall_ms
-            })
+            rust_pairs(
+                report,
+                "/ok-cpu-blocking",
+                "/ok-cpu-pool",
+                |blocking, pool| (blocking.wall_ms - pool.wall_ms).abs() < 0.1 * pool.wall_ms,
+            )
         },
     },
     Claim {
         name: "comparison.cpu-pool-answers-the-median-request-sooner",
         dir: CPU,
         holds: |report| {
-            rust_pairs(report, "/ok-cpu-blocking", "/ok-cpu-pool", |blocking, pool| {
-                median_answer(pool) < median_answer(blocking)
-            })
+            rust_pairs(
+                report,
+                "/ok-cpu-blocking",
+                "/ok-cpu-pool",
+                |blocking, pool| median_answer(pool) < median_answer(blocking),
+            )
         },
     },
     Claim {
@@ -215,9 +235,15 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
                 let a_round = ping.is_some_and(|p50| (5.0..20.0).contains(&p50));
                 let jobs = case.wall_ms / (case.n as f64 * case.sleep_ms as f64);
-                expect(a_round && (0.95..1.1).contains(&jobs) && at_the_end(case), || {
-                    format!("{server}: ping p50 {ping:?} ms, wall {:.0} ms", case.wall_ms)
-                })?;
+                expect(
+                    a_round && (0.95..1.1).contains(&jobs) && at_the_end(case),
+                    || {
+                        format!(
+                            "{server}: ping p50 {ping:?} ms, wall {:.0} ms",
+                            case.wall_ms
+                        )
+                    },
+                )?;
             }
             Ok(())
         },
@@ -245,25 +271,38 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-fastapi-threadpool-takes-as-long-as-the-loop",
         dir: CPU,
         holds: |report| {
-            fastapi_pairs(report, "/bad-cpu", "/ok-cpu-blocking", |on_loop, threadpool| {
-                (threadpool.wall_ms - on_loop.wall_ms).abs() < 0.1 * on_loop.wall_ms
-            })
+            fastapi_pairs(
+                report,
+                "/bad-cpu",
+                "/ok-cpu-blocking",
+                |on_loop, threadpool| {
+                    (threadpool.wall_ms - on_loop.wall_ms).abs() < 0.1 * on_loop.wall_ms
+                },
+            )
         },
     },
     Claim {
         name: "comparison.cpu-fastapi-threadpool-holds-the-loop-and-rust-pools-do-not",
         dir: CPU,
         holds: |report| {
-            fastapi_pairs(report, "/bad-cpu", "/ok-cpu-blocking", |on_loop, threadpool| {
-                let slow_polls = |case: &Case| case.stalls.as_ref().map(|stalls| stalls.slow_polls);
-                let probe = |case: &Case| case.open_loop.as_ref().and_then(|open| open.p50_ms);
-                let as_badly = probe(threadpool)
-                    .zip(probe(on_loop))
-                    .is_some_and(|(pool, on_loop)| pool >= on_loop / 2.0);
-                as_badly && slow_polls(threadpool).is_some_and(|polls| polls > 0)
-            })?;
+            fastapi_pairs(
+                report,
+                "/bad-cpu",
+                "/ok-cpu-blocking",
+                |on_loop, threadpool| {
+                    let slow_polls =
+                        |case: &Case| case.stalls.as_ref().map(|stalls| stalls.slow_polls);
+                    let probe = |case: &Case| case.open_loop.as_ref().and_then(|open| open.p50_ms);
+                    let as_badly = probe(threadpool)
+                        .zip(probe(on_loop))
+                        .is_some_and(|(pool, on_loop)| pool >= on_loop / 2.0);
+                    as_badly && slow_polls(threadpool).is_some_and(|polls| polls > 0)
+                },
+            )?;
             rust_cases(report, "/ok-cpu-blocking", |case| {
-                case.stalls.as_ref().is_some_and(|stalls| stalls.slow_polls == 0)
+                case.stalls
+                    .as_ref()
+                    .is_some_and(|stalls| stalls.slow_polls == 0)
             })
         },
     },
@@ -313,7 +352,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-two-threads-use-both-cores-on-epoll-and-ntex",
         dir: CPU,
         holds: |report| {
-            let servers = EPOLL_SERVERS.iter().copied().chain(std::iter::once("demo-ntex"));
+            let servers = EPOLL_SERVERS
+                .iter()
+                .copied()
+                .chain(std::iter::once("demo-ntex"));
             for server in servers {
                 for route in ["/bad-cpu", "/ok-cpu-yield"] {
                     let case = case(report, server, route, 2)?;
@@ -331,7 +373,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
             let compio = case(report, "demo-axum-compio", "/bad-cpu", 2)?;
             let two_cores = compio.n as f64 * compio.sleep_ms as f64 / 2.0;
             expect(compio.wall_ms > 1.1 * two_cores, || described(compio))?;
-            for server in SERVERS.iter().filter(|server| **server != "demo-axum-compio") {
+            for server in SERVERS
+                .iter()
+                .filter(|server| **server != "demo-axum-compio")
+            {
                 let other = case(report, server, "/bad-cpu", 2)?;
                 expect(other.wall_ms < compio.wall_ms, || described(other))?;
             }
@@ -358,7 +403,8 @@ pub const CLAIMS: &[Claim<Report>] = &[
         holds: |report| {
             for case in &report.cases {
                 let stalls = case.stalls.as_ref().ok_or_else(|| described(case))?;
-                let file_fix_on_python = !SERVERS.contains(&&*case.target) && case.route.contains("-file-");
+                let file_fix_on_python =
+                    !SERVERS.contains(&&*case.target) && case.route.contains("-file-");
                 let upheld = match case.route.strip_prefix("/bad") {
                     Some(_) => {
                         let booked = [format!("GET {}", case.route)];
@@ -401,7 +447,9 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 };
                 let (pooled, on_reactor) = (call_ms("/ok-db-blocking")?, call_ms("/bad-db")?);
                 expect(pooled > on_reactor, || {
-                    format!("{target}: a query took {pooled:.0} ms on the pool, {on_reactor:.0} ms on the reactor")
+                    format!(
+                        "{target}: a query took {pooled:.0} ms on the pool, {on_reactor:.0} ms on the reactor"
+                    )
                 })?;
             }
             Ok(())
@@ -415,8 +463,13 @@ pub const CLAIMS: &[Claim<Report>] = &[
             let pooled = case(report, "demo-axum-compio", "/ok-file-blocking", 1)?;
             let p50 = |case: &Case| case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
             let longer = p50(awaited).zip(p50(pooled)).is_some_and(|(a, p)| a > p);
-            let quiet = awaited.stalls.as_ref().is_some_and(|stalls| stalls.slow_polls == 0);
-            expect(longer && quiet, || format!("{}; {}", described(awaited), described(pooled)))
+            let quiet = awaited
+                .stalls
+                .as_ref()
+                .is_some_and(|stalls| stalls.slow_polls == 0);
+            expect(longer && quiet, || {
+                format!("{}; {}", described(awaited), described(pooled))
+            })
         },
     },
     Claim {
@@ -437,7 +490,9 @@ pub const CLAIMS: &[Claim<Report>] = &[
             expect(at_the_end(ntex), || described(ntex))?;
             for server in SERVERS.iter().filter(|server| **server != "demo-ntex") {
                 let other = case(report, server, "/bad-cpu", 1)?;
-                expect(median_answer(other) < 0.6 * other.wall_ms, || described(other))?;
+                expect(median_answer(other) < 0.6 * other.wall_ms, || {
+                    described(other)
+                })?;
             }
             Ok(())
         },
@@ -451,7 +506,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
                     .filter(|case| case.route == "/bad" && case.reactor_threads == threads)
                     .filter_map(|case| case.open_loop.as_ref()?.p99_ms)
                     .collect();
-                let (min, max) = (p99s.iter().copied().fold(f64::MAX, f64::min), p99s.iter().copied().fold(f64::MIN, f64::max));
+                let (min, max) = (
+                    p99s.iter().copied().fold(f64::MAX, f64::min),
+                    p99s.iter().copied().fold(f64::MIN, f64::max),
+                );
                 expect(p99s.len() > 1 && max > 1.5 * min, || {
                     format!("at {threads} threads the probe's p99 ran from {min:.0} to {max:.0} ms")
                 })?;
@@ -463,9 +521,14 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.threads-the-probe-left-late-in-some-case",
         dir: THREADS,
         holds: |report| {
-            let lags = report.cases.iter().filter_map(|case| case.open_loop.as_ref()?.p99_send_lag_ms);
+            let lags = report
+                .cases
+                .iter()
+                .filter_map(|case| case.open_loop.as_ref()?.p99_send_lag_ms);
             let latest = lags.fold(0.0, f64::max);
-            expect(latest > 1.0, || format!("the latest p99 send lag: {latest:.2} ms"))
+            expect(latest > 1.0, || {
+                format!("the latest p99 send lag: {latest:.2} ms")
+            })
         },
     },
 ];
@@ -480,7 +543,9 @@ fn median_answer(case: &Case) -> f64 {
 
 /// The median request was answered in the last tenth of the burst.
 fn at_the_end(case: &Case) -> bool {
-    case.requests.p50_ms.is_some_and(|p50| p50 >= 0.9 * case.wall_ms)
+    case.requests
+        .p50_ms
+        .is_some_and(|p50| p50 >= 0.9 * case.wall_ms)
 }
 
 /// Every Rust stack's case of `route` at one reactor thread is `holds`.
@@ -520,8 +585,13 @@ fn pairs(
     holds: fn(&Case, &Case) -> bool,
 ) -> Result<(), String> {
     for target in targets {
-        let (one, other) = (case(report, target, first, 1)?, case(report, target, second, 1)?);
-        expect(holds(one, other), || format!("{}; {}", described(one), described(other)))?;
+        let (one, other) = (
+            case(report, target, first, 1)?,
+            case(report, target, second, 1)?,
+        );
+        expect(holds(one, other), || {
+            format!("{}; {}", described(one), described(other))
+        })?;
     }
     Ok(())
 }
@@ -544,7 +614,12 @@ fn described(case: &Case) -> String {
 }
 
 /// `target`'s case of `route` at `threads` reactor threads.
-fn case<'a>(report: &'a Report, target: &str, route: &str, threads: usize) -> Result<&'a Case, String> {
+fn case<'a>(
+    report: &'a Report,
+    target: &str,
+    route: &str,
+    threads: usize,
+) -> Result<&'a Case, String> {
     let found = (report.cases.iter()).find(|case| {
         case.target == target && case.route == route && case.reactor_threads == threads
     });
@@ -553,7 +628,11 @@ fn case<'a>(report: &'a Report, target: &str, route: &str, threads: usize) -> Re
 
 /// Every case of `route` (at least one) is `holds`.
 fn every_case(report: &Report, route: &str, holds: fn(&Case) -> bool) -> Result<(), String> {
-    let cases: Vec<&Case> = report.cases.iter().filter(|case| case.route == route).collect();
+    let cases: Vec<&Case> = report
+        .cases
+        .iter()
+        .filter(|case| case.route == route)
+        .collect();
     expect(!cases.is_empty(), || format!("no case of {route}"))?;
     for case in cases {
         expect(holds(case), || {

@@ -6,10 +6,18 @@ use crate::experiments::claims::{Claim, expect};
 const DETECTORS: &str = "results/detectors";
 
 /// The detectors that read a running poll's start from a thread of their own.
-const WATCHDOGS: &[&str] = &["reactor-watch", "tokio poll hooks", "pyleak no_event_loop_blocking"];
+const WATCHDOGS: &[&str] = &[
+    "reactor-watch",
+    "tokio poll hooks",
+    "pyleak no_event_loop_blocking",
+];
 
 /// The detectors that time a poll, or a step of the loop, once it returns.
-const POLL_TIMERS: &[&str] = &["tokio-metrics TaskMonitor", "asyncio debug mode", "uvloop debug mode"];
+const POLL_TIMERS: &[&str] = &[
+    "tokio-metrics TaskMonitor",
+    "asyncio debug mode",
+    "uvloop debug mode",
+];
 
 pub const CLAIMS: &[Claim<DetectorsReport>] = &[
     Claim {
@@ -18,7 +26,9 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         holds: |report| {
             let alarms = |verdict: &&Verdict| verdict.false_alarms != Some(0);
             let raised: Vec<String> = report.detected().filter(alarms).map(named).collect();
-            expect(raised.is_empty(), || format!("false alarms or no verdict: {raised:?}"))
+            expect(raised.is_empty(), || {
+                format!("false alarms or no verdict: {raised:?}")
+            })
         },
     },
     Claim {
@@ -26,11 +36,21 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         dir: DETECTORS,
         holds: |report| {
             for verdict in of(report, WATCHDOGS)? {
-                let held = verdict.held.iter().filter(|trial| trial.while_held()).count();
-                expect(held > 0, || format!("{} reported during none", named(verdict)))?;
+                let held = verdict
+                    .held
+                    .iter()
+                    .filter(|trial| trial.while_held())
+                    .count();
+                expect(held > 0, || {
+                    format!("{} reported during none", named(verdict))
+                })?;
             }
             for verdict in of(report, POLL_TIMERS)? {
-                let held = verdict.held.iter().filter(|trial| trial.while_held()).count();
+                let held = verdict
+                    .held
+                    .iter()
+                    .filter(|trial| trial.while_held())
+                    .count();
                 let trials = verdict.held.len();
                 expect(trials > 0 && held == 0, || {
                     format!("{}: {held} of {trials} reported while held", named(verdict))
@@ -44,9 +64,15 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         dir: DETECTORS,
         holds: |report| {
             for verdict in of(report, &["pyleak no_event_loop_blocking"])? {
-                let held: Vec<bool> = verdict.held.iter().map(|trial| trial.while_held()).collect();
+                let held: Vec<bool> = verdict
+                    .held
+                    .iter()
+                    .map(|trial| trial.while_held())
+                    .collect();
                 let first_alone = held.len() > 1 && held[0] && !held[1..].contains(&true);
-                expect(first_alone, || format!("{}: while held {held:?}", named(verdict)))?;
+                expect(first_alone, || {
+                    format!("{}: while held {held:?}", named(verdict))
+                })?;
             }
             Ok(())
         },
@@ -57,7 +83,9 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         holds: |report| {
             for verdict in of(report, &["pyleak no_event_loop_blocking"])? {
                 let lines = verdict.bad_reports;
-                expect(lines == Some(1), || format!("{}: {lines:?} during /bad", named(verdict)))?;
+                expect(lines == Some(1), || {
+                    format!("{}: {lines:?} during /bad", named(verdict))
+                })?;
             }
             Ok(())
         },
@@ -69,13 +97,17 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
             for verdict in of(report, &["reactor-watch"])? {
                 let baseline = report.baseline(&verdict.stack);
                 let figures = [
-                    ("ping p50", OnOff::of(verdict, baseline, |round| round.ping_p50_ms)),
+                    (
+                        "ping p50",
+                        OnOff::of(verdict, baseline, |round| round.ping_p50_ms),
+                    ),
                     ("wall", OnOff::of(verdict, baseline, |round| round.wall_ms)),
                 ];
                 for (figure, on_off) in figures {
-                    expect(on_off.difference().is_some() && !on_off.beyond_spread(), || {
-                        format!("{}: {figure} {on_off:?}", named(verdict))
-                    })?;
+                    expect(
+                        on_off.difference().is_some() && !on_off.beyond_spread(),
+                        || format!("{}: {figure} {on_off:?}", named(verdict)),
+                    )?;
                 }
             }
             Ok(())
@@ -104,7 +136,9 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
                 let baseline = report.baseline(&verdict.stack);
                 let ping = OnOff::of(verdict, baseline, |round| round.ping_p50_ms);
                 let higher = ping.difference().is_some_and(|difference| difference > 0.0);
-                expect(higher && ping.beyond_spread(), || format!("{}: ping {ping:?}", named(verdict)))?;
+                expect(higher && ping.beyond_spread(), || {
+                    format!("{}: ping {ping:?}", named(verdict))
+                })?;
             }
             Ok(())
         },
@@ -117,7 +151,10 @@ fn of<'a>(report: &'a DetectorsReport, names: &[&str]) -> Result<Vec<&'a Verdict
         let found = report.detected().any(|verdict| verdict.detector == *name);
         expect(found, || format!("no verdict of {name}"))?;
     }
-    Ok(report.detected().filter(|verdict| names.contains(&&*verdict.detector)).collect())
+    Ok(report
+        .detected()
+        .filter(|verdict| names.contains(&&*verdict.detector))
+        .collect())
 }
 
 /// A verdict's detector and stack.

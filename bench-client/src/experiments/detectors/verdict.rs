@@ -133,7 +133,11 @@ pub struct OnOff {
 
 impl OnOff {
     /// `figure` of `verdict`'s rounds beside `baseline`'s, its stack's with no detector.
-    pub fn of(verdict: &Verdict, baseline: Option<&Verdict>, figure: fn(&CostRound) -> f64) -> OnOff {
+    pub fn of(
+        verdict: &Verdict,
+        baseline: Option<&Verdict>,
+        figure: fn(&CostRound) -> f64,
+    ) -> OnOff {
         let rounds = |verdict: &Verdict| verdict.cost.iter().map(figure).collect::<Vec<f64>>();
         OnOff {
             on: spread(rounds(verdict)),

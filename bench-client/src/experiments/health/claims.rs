@@ -33,7 +33,13 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
     Claim {
         name: "health.before-the-limit-the-first-probe-is-ok-and-the-rest-503s",
         dir: HEALTH,
-        holds: |health| answered(health, Landing::BeforeTheLimit, Answered::FirstOkThenNamingBad),
+        holds: |health| {
+            answered(
+                health,
+                Landing::BeforeTheLimit,
+                Answered::FirstOkThenNamingBad,
+            )
+        },
     },
     Claim {
         name: "health.without-the-period-every-early-probe-is-ok",

@@ -20,8 +20,8 @@ use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-use crate::experiments::comparison::{self, Case, HEAD_START, Plan};
 use crate::experiments::claims::Claim;
+use crate::experiments::comparison::{self, Case, HEAD_START, Plan};
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::burst::{Connect, ErrorCount};
 use crate::measure::environment::Environment;

@@ -31,9 +31,10 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
                 let woken = point.wakeups_per_ping.values();
                 let once = woken.clone().filter(|per_ping| **per_ping >= 0.9).count();
                 let rarely = woken.filter(|per_ping| **per_ping < 0.3).count();
-                expect(once == 1 && once + rarely == point.wakeups_per_ping.len(), || {
-                    described(point)
-                })?;
+                expect(
+                    once == 1 && once + rarely == point.wakeups_per_ping.len(),
+                    || described(point),
+                )?;
             }
             Ok(())
         },
@@ -43,10 +44,16 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         dir: REST,
         holds: |rest| {
             for pause in asleep(rest) {
-                let fastest = p50s(rest, pause, &ASYNC_IO)?.into_iter().fold(f64::MAX, f64::min);
-                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
+                let fastest = p50s(rest, pause, &ASYNC_IO)?
+                    .into_iter()
+                    .fold(f64::MAX, f64::min);
+                let slowest = p50s(rest, pause, &TOKIO)?
+                    .into_iter()
+                    .fold(f64::MIN, f64::max);
                 expect(fastest > slowest, || {
-                    format!("at {pause} ms: async-io's fastest p50 {fastest:.3} ms, tokio's slowest {slowest:.3} ms")
+                    format!(
+                        "at {pause} ms: async-io's fastest p50 {fastest:.3} ms, tokio's slowest {slowest:.3} ms"
+                    )
                 })?;
             }
             Ok(())
@@ -60,14 +67,18 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
             for pause in &pauses {
                 let stock = p50s(rest, *pause, &["demo-hyper-tokio"])?[0];
                 let hop = p50s(rest, *pause, &[TOKIO_REACTOR_ON_WORKER.label])?[0];
-                expect(hop > stock, || format!("at {pause} ms: {hop:.3} ms with the hop, {stock:.3} ms without"))?;
+                expect(hop > stock, || {
+                    format!("at {pause} ms: {hop:.3} ms with the hop, {stock:.3} ms without")
+                })?;
             }
             let longest = pauses.iter().copied().max().ok_or("no pause")?;
             let hop = p50s(rest, longest, &[TOKIO_REACTOR_ON_WORKER.label])?[0];
             let async_io = p50s(rest, longest, &ASYNC_IO)?;
             let theirs = async_io.into_iter().fold(f64::MAX, f64::min);
             expect(hop >= 0.95 * theirs, || {
-                format!("at {longest} ms: {hop:.3} ms with the hop, async-io's fastest {theirs:.3} ms")
+                format!(
+                    "at {longest} ms: {hop:.3} ms with the hop, async-io's fastest {theirs:.3} ms"
+                )
             })
         },
     },
@@ -78,7 +89,10 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
             let p50s: Vec<f64> = (stock(rest).filter(|point| point.pause_ms == 0))
                 .filter_map(|point| point.closed_loop.p50_ms)
                 .collect();
-            let (min, max) = (p50s.iter().copied().fold(f64::MAX, f64::min), p50s.iter().copied().fold(f64::MIN, f64::max));
+            let (min, max) = (
+                p50s.iter().copied().fold(f64::MAX, f64::min),
+                p50s.iter().copied().fold(f64::MIN, f64::max),
+            );
             expect(p50s.len() == SERVERS.len() && max - min < 0.05, || {
                 format!("medians from {min:.3} to {max:.3} ms")
             })
@@ -105,9 +119,18 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
             for pause in asleep(rest) {
                 for target in ASYNC_IO {
                     let point = point(rest, target, pause)?;
-                    let async_io = point.wakeups_per_ping.get("async-io").copied().unwrap_or(0.0);
-                    let executor = point.wakeups_per_ping.iter().filter(|(thread, _)| *thread != "async-io");
-                    let once = executor.map(|(_, per_ping)| *per_ping).all(|per_ping| per_ping < 1.5);
+                    let async_io = point
+                        .wakeups_per_ping
+                        .get("async-io")
+                        .copied()
+                        .unwrap_or(0.0);
+                    let executor = point
+                        .wakeups_per_ping
+                        .iter()
+                        .filter(|(thread, _)| *thread != "async-io");
+                    let once = executor
+                        .map(|(_, per_ping)| *per_ping)
+                        .all(|per_ping| per_ping < 1.5);
                     expect(async_io > 2.0 && once, || described(point))?;
                 }
             }
@@ -118,19 +141,35 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.async-io-wakes-most-at-the-longest-pause-yet-below-its-schedule",
         dir: REST,
         holds: |rest| {
-            let longest = rest.plan.pauses_ms.iter().copied().max().ok_or("no pause")?;
+            let longest = rest
+                .plan
+                .pauses_ms
+                .iter()
+                .copied()
+                .max()
+                .ok_or("no pause")?;
             for target in ASYNC_IO {
                 let woken = |pause: u64| {
                     let point = point(rest, target, pause)?;
-                    Ok::<_, String>(point.wakeups_per_ping.get("async-io").copied().unwrap_or(0.0))
+                    Ok::<_, String>(
+                        point
+                            .wakeups_per_ping
+                            .get("async-io")
+                            .copied()
+                            .unwrap_or(0.0),
+                    )
                 };
                 let most = woken(longest)?;
                 for pause in &rest.plan.pauses_ms {
                     let at = woken(*pause)?;
-                    expect(at <= most, || format!("{target}: {at:.2} at {pause} ms, {most:.2} at {longest} ms"))?;
+                    expect(at <= most, || {
+                        format!("{target}: {at:.2} at {pause} ms, {most:.2} at {longest} ms")
+                    })?;
                 }
                 // The back-off's whole schedule is ten waits, each one switch.
-                expect(most < 10.0, || format!("{target}: {most:.2} switches per ping at {longest} ms"))?;
+                expect(most < 10.0, || {
+                    format!("{target}: {most:.2} switches per ping at {longest} ms")
+                })?;
             }
             Ok(())
         },
@@ -140,9 +179,19 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         dir: REST,
         holds: |rest| {
             for pause in asleep(rest) {
-                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
-                for (target, p50) in IO_URING_SERVERS.iter().zip(p50s(rest, pause, IO_URING_SERVERS)?) {
-                    expect(p50 > slowest, || format!("at {pause} ms: {target} {p50:.3} ms, tokio's slowest {slowest:.3} ms"))?;
+                let slowest = p50s(rest, pause, &TOKIO)?
+                    .into_iter()
+                    .fold(f64::MIN, f64::max);
+                for (target, p50) in
+                    IO_URING_SERVERS
+                        .iter()
+                        .zip(p50s(rest, pause, IO_URING_SERVERS)?)
+                {
+                    expect(p50 > slowest, || {
+                        format!(
+                            "at {pause} ms: {target} {p50:.3} ms, tokio's slowest {slowest:.3} ms"
+                        )
+                    })?;
                 }
             }
             Ok(())
@@ -153,9 +202,13 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         dir: REST,
         holds: |rest| {
             for pause in asleep(rest) {
-                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
+                let slowest = p50s(rest, pause, &TOKIO)?
+                    .into_iter()
+                    .fold(f64::MIN, f64::max);
                 let smol = p50s(rest, pause, &[SMOL_EXECUTOR_ON_MAIN.label])?[0];
-                expect(smol > slowest, || format!("at {pause} ms: {smol:.3} ms, tokio's slowest {slowest:.3} ms"))?;
+                expect(smol > slowest, || {
+                    format!("at {pause} ms: {smol:.3} ms, tokio's slowest {slowest:.3} ms")
+                })?;
             }
             Ok(())
         },
@@ -164,26 +217,43 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.at-some-short-pause-async-io-keeps-up-with-tokio",
         dir: REST,
         holds: |rest| {
-            let short = rest.plan.pauses_ms.iter().copied().filter(|pause| *pause < ASLEEP_FROM_MS);
+            let short = rest
+                .plan
+                .pauses_ms
+                .iter()
+                .copied()
+                .filter(|pause| *pause < ASLEEP_FROM_MS);
             for pause in short {
-                let fastest = p50s(rest, pause, &ASYNC_IO)?.into_iter().fold(f64::MAX, f64::min);
-                let slowest = p50s(rest, pause, &TOKIO)?.into_iter().fold(f64::MIN, f64::max);
+                let fastest = p50s(rest, pause, &ASYNC_IO)?
+                    .into_iter()
+                    .fold(f64::MAX, f64::min);
+                let slowest = p50s(rest, pause, &TOKIO)?
+                    .into_iter()
+                    .fold(f64::MIN, f64::max);
                 if fastest <= slowest {
                     return Ok(());
                 }
             }
-            Err("async-io's stacks were slower than every tokio stack at every short pause".to_owned())
+            Err(
+                "async-io's stacks were slower than every tokio stack at every short pause"
+                    .to_owned(),
+            )
         },
     },
     Claim {
         name: "rest.the-probes-send-lag-reaches-half-its-p99-somewhere",
         dir: REST,
         holds: |rest| {
-            let open = rest.points.iter().filter_map(|point| point.open_loop.as_ref());
+            let open = rest
+                .points
+                .iter()
+                .filter_map(|point| point.open_loop.as_ref());
             let reached = open
                 .filter_map(|open| Some((open.p99_send_lag_ms?, open.p99_ms?)))
                 .any(|(lag, p99)| lag >= p99 / 2.0);
-            expect(reached, || "the send lag stayed under half the p99 in every row".to_owned())
+            expect(reached, || {
+                "the send lag stayed under half the p99 in every row".to_owned()
+            })
         },
     },
 ];
@@ -194,13 +264,16 @@ const ASYNC_IO: [&str; 2] = ["demo-hyper-async-std", "demo-hyper-smol"];
 
 /// `target`'s point at `pause`.
 fn point<'a>(rest: &'a RestReport, target: &str, pause: u64) -> Result<&'a RestPoint, String> {
-    let found = (rest.points.iter()).find(|point| point.target == target && point.pause_ms == pause);
+    let found =
+        (rest.points.iter()).find(|point| point.target == target && point.pause_ms == pause);
     found.ok_or_else(|| format!("no point of {target} at {pause} ms"))
 }
 
 /// The points of the seven stock servers.
 fn stock(rest: &RestReport) -> impl Iterator<Item = &RestPoint> {
-    rest.points.iter().filter(|point| SERVERS.contains(&&*point.target))
+    rest.points
+        .iter()
+        .filter(|point| SERVERS.contains(&&*point.target))
 }
 
 /// The pauses at which every thread is asleep as the ping arrives.

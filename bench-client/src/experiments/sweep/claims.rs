@@ -39,18 +39,31 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
                     .find(|p| p.route == route && p.target == target && p.n == largest);
                 found.ok_or_else(|| format!("no {route} point of {target} at N = {largest}"))
             };
-            let blocking = sweep.points.iter().filter(|point| point.route == "/ok-blocking");
-            let targets = blocking.filter(|point| point.n == largest).map(|point| &point.target);
+            let blocking = sweep
+                .points
+                .iter()
+                .filter(|point| point.route == "/ok-blocking");
+            let targets = blocking
+                .filter(|point| point.n == largest)
+                .map(|point| &point.target);
             let mut seen = 0;
             for target in targets {
                 seen += 1;
                 let target = target.as_str();
-                let (pool, timer) = (at_largest("/ok-blocking", target)?, at_largest("/ok-await", target)?);
+                let (pool, timer) = (
+                    at_largest("/ok-blocking", target)?,
+                    at_largest("/ok-await", target)?,
+                );
                 expect(pool.wall_ms > timer.wall_ms, || {
-                    format!("{target} at N = {largest}: /ok-blocking {:.0} ms, /ok-await {:.0} ms", pool.wall_ms, timer.wall_ms)
+                    format!(
+                        "{target} at N = {largest}: /ok-blocking {:.0} ms, /ok-await {:.0} ms",
+                        pool.wall_ms, timer.wall_ms
+                    )
                 })?;
             }
-            expect(seen > 0, || format!("no /ok-blocking point at N = {largest}"))
+            expect(seen > 0, || {
+                format!("no /ok-blocking point at N = {largest}")
+            })
         },
     },
     Claim {
@@ -60,10 +73,19 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
             let failed = sweep.points.iter().filter(|point| point.err > 0);
             let mut ntex = 0;
             for point in failed {
-                let only_408 = point.errors.iter().all(|error| error.reason == "status 408");
-                expect(point.target == "demo-ntex" && point.n == 10_000 && only_408, || {
-                    format!("{} {} at N = {}: {:?}", point.target, point.route, point.n, point.errors)
-                })?;
+                let only_408 = point
+                    .errors
+                    .iter()
+                    .all(|error| error.reason == "status 408");
+                expect(
+                    point.target == "demo-ntex" && point.n == 10_000 && only_408,
+                    || {
+                        format!(
+                            "{} {} at N = {}: {:?}",
+                            point.target, point.route, point.n, point.errors
+                        )
+                    },
+                )?;
                 ntex += 1;
             }
             expect(ntex > 0, || "no request failed on ntex".to_owned())
@@ -73,11 +95,16 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         name: "sweep.every-rust-stack-walks-the-staircase",
         dir: STAIRCASE,
         holds: |sweep| {
-            let pool = sweep.plan.server.blocking_threads.ok_or("no pool size set")?;
+            let pool = sweep
+                .plan
+                .server
+                .blocking_threads
+                .ok_or("no pool size set")?;
             every_point(sweep, "/ok-def", |sweep, point| {
                 let pool = sweep.plan.server.blocking_threads.unwrap_or(1);
                 let rounds = point.n.div_ceil(pool) as f64 * sweep.plan.sleep_ms as f64;
-                !point.target.starts_with("demo-") || (rounds..1.15 * rounds).contains(&point.wall_ms)
+                !point.target.starts_with("demo-")
+                    || (rounds..1.15 * rounds).contains(&point.wall_ms)
             })
             .map_err(|why| format!("a pool of {pool}: {why}"))
         },
@@ -88,8 +115,10 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         holds: |sweep| {
             every_point(sweep, "/ok-await", |sweep, point| {
                 let cpu = point.confounders.cpu.as_ref();
-                let busier = cpu.is_some_and(|cpu| cpu.server_ms.is_some_and(|server| cpu.client_ms < server));
-                let little_steal = cpu.is_some_and(|cpu| cpu.steal_ms.is_some_and(|steal| steal <= 10.0));
+                let busier = cpu
+                    .is_some_and(|cpu| cpu.server_ms.is_some_and(|server| cpu.client_ms < server));
+                let little_steal =
+                    cpu.is_some_and(|cpu| cpu.steal_ms.is_some_and(|steal| steal <= 10.0));
                 point.n < 10_000
                     || (point.wall_ms > 2.0 * sweep.plan.sleep_ms as f64 && busier && little_steal)
             })
@@ -103,11 +132,18 @@ fn every_point(
     route: &str,
     holds: fn(&SweepReport, &Point) -> bool,
 ) -> Result<(), String> {
-    let points: Vec<&Point> = sweep.points.iter().filter(|point| point.route == route).collect();
+    let points: Vec<&Point> = sweep
+        .points
+        .iter()
+        .filter(|point| point.route == route)
+        .collect();
     expect(!points.is_empty(), || format!("no point of {route}"))?;
     for point in points {
         expect(holds(sweep, point), || {
-            format!("{} {route} at N = {}: {:.0} ms, {} failed", point.target, point.n, point.wall_ms, point.err)
+            format!(
+                "{} {route} at N = {}: {:.0} ms, {} failed",
+                point.target, point.n, point.wall_ms, point.err
+            )
         })?;
     }
     Ok(())

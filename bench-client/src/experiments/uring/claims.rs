@@ -13,7 +13,9 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
         holds: |report| {
             none_one_per_sleep(held(report, "demo-axum-compio")?)?;
             let changed = settings(report, "demo-axum-compio (");
-            expect(!changed.is_empty(), || "no setting that changes compio".to_owned())?;
+            expect(!changed.is_empty(), || {
+                "no setting that changes compio".to_owned()
+            })?;
             changed.into_iter().try_for_each(every_one_per_sleep)
         },
     },
@@ -25,7 +27,9 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
             every_one_per_sleep(held(report, together)?)?;
             let others = settings(report, "demo-ntex").into_iter();
             let alone: Vec<&HeldTally> = others.filter(|tally| tally.setting != together).collect();
-            expect(alone.len() > 1, || "no stock ntex or one change alone".to_owned())?;
+            expect(alone.len() > 1, || {
+                "no stock ntex or one change alone".to_owned()
+            })?;
             alone.into_iter().try_for_each(none_one_per_sleep)
         },
     },
@@ -34,16 +38,29 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
         dir: URING,
         holds: |report| {
             let stock = |setting: &str| !setting.contains('(');
-            let rows: Vec<_> = report.order.iter().filter(|row| stock(&row.setting)).collect();
-            expect(!rows.is_empty(), || "no ping written before a burst".to_owned())?;
+            let rows: Vec<_> = report
+                .order
+                .iter()
+                .filter(|row| stock(&row.setting))
+                .collect();
+            expect(!rows.is_empty(), || {
+                "no ping written before a burst".to_owned()
+            })?;
             for row in &rows {
                 expect(row.served_first == row.trials - row.failed, || {
                     let (setting, lead, first) = (&row.setting, row.lead_ms, row.served_first);
-                    format!("{setting}, {lead} ms ahead: served first in {first} of {}", row.trials)
+                    format!(
+                        "{setting}, {lead} ms ahead: served first in {first} of {}",
+                        row.trials
+                    )
                 })?;
             }
-            let held = rows.iter().filter(|row| row.lead_ms <= 1.0 && row.held_to_the_end > 0);
-            expect(held.count() > 0, || "no stock answer held to the burst's end".to_owned())
+            let held = rows
+                .iter()
+                .filter(|row| row.lead_ms <= 1.0 && row.held_to_the_end > 0);
+            expect(held.count() > 0, || {
+                "no stock answer held to the burst's end".to_owned()
+            })
         },
     },
 ];
@@ -56,7 +73,11 @@ fn held<'a>(report: &'a UringReport, setting: &str) -> Result<&'a HeldTally, Str
 
 /// The tallies of the settings whose label starts with `prefix`.
 fn settings<'a>(report: &'a UringReport, prefix: &str) -> Vec<&'a HeldTally> {
-    report.held.iter().filter(|tally| tally.setting.starts_with(prefix)).collect()
+    report
+        .held
+        .iter()
+        .filter(|tally| tally.setting.starts_with(prefix))
+        .collect()
 }
 
 fn every_one_per_sleep(tally: &HeldTally) -> Result<(), String> {
@@ -65,7 +86,10 @@ fn every_one_per_sleep(tally: &HeldTally) -> Result<(), String> {
 }
 
 fn none_one_per_sleep(tally: &HeldTally) -> Result<(), String> {
-    expect(tally.trials > tally.failed && tally.one_per_sleep == 0, || answers(tally))
+    expect(
+        tally.trials > tally.failed && tally.one_per_sleep == 0,
+        || answers(tally),
+    )
 }
 
 /// A setting's bursts, in a few words.
