@@ -41,9 +41,9 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         },
     },
     Claim {
-        name: "race.uvloop-waits-for-all-when-accepted-first",
+        name: "race.uvloop-mostly-waits-for-all-when-accepted-first",
         dir: RACE,
-        holds: |race| every(race, "fastapi-uvloop", Connect::Before, GotIn::WaitedForAll),
+        holds: |race| most(race, "fastapi-uvloop", Connect::Before, GotIn::WaitedForAll),
     },
     Claim {
         name: "race.compio-mostly-waits-for-all-when-accepted-first",
@@ -135,12 +135,12 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         },
     },
     Claim {
-        name: "race.actix-stock-resets-none-beside-the-keep-alive-test",
+        name: "race.actix-stock-resets-some-beside-the-keep-alive-test",
         dir: RACE,
         holds: |race| {
             let (stock, _) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
             let reset = failed(stock, "reset");
-            expect(reset == 0, || format!("{reset} pings on reset connections"))
+            expect(reset > 0, || "no ping on a reset connection".to_owned())
         },
     },
     Claim {
@@ -202,18 +202,15 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
             let n = race.plan.arrival.concurrency;
             let few = |count: &usize| *count <= 3;
             let uvloop = counts("fastapi-uvloop");
-            expect(!uvloop.is_empty() && uvloop.iter().all(few), || {
-                format!("uvloop {uvloop:?}")
-            })?;
-            let compio = counts("demo-axum-compio");
-            let most = 2 * compio.iter().filter(|count| few(count)).count() > compio.len();
-            expect(most, || format!("compio {compio:?}"))?;
+            let mostly_few = 2 * uvloop.iter().filter(|count| few(count)).count() > uvloop.len();
+            expect(mostly_few, || format!("uvloop {uvloop:?}"))?;
             let asyncio = counts("fastapi-asyncio");
             expect(
                 !asyncio.is_empty() && asyncio.iter().all(|count| *count == n),
                 || format!("asyncio {asyncio:?}"),
             )?;
             for server in [
+                "demo-axum-compio",
                 "demo-axum",
                 "demo-actix",
                 "demo-hyper-tokio",
@@ -229,16 +226,14 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         },
     },
     Claim {
-        name: "race.actix-closed-before-completion-only-with-the-timeout-off",
+        name: "race.actix-some-pings-closed-before-completion",
         dir: RACE,
         holds: |race| {
             let (stock, variant) = variant(race, ACTIX_REQUEST_TIMEOUT_OFF.label)?;
             let closed = "closed before message completed";
             let (before, after) = (failed(stock, closed), failed(variant, closed));
-            expect(before == 0 && after > 0, || {
-                format!(
-                    "closed before completion: {before} on the stock server, {after} with the timeout off"
-                )
+            expect(before + after > 0, || {
+                "no ping closed before completion, with the timeout on or off".to_owned()
             })
         },
     },
@@ -350,15 +345,6 @@ fn most(race: &RaceReport, target: &str, connect: Connect, outcome: GotIn) -> Re
     let tally = tally(race, target, connect)?;
     let judged = tally.trials - tally.failed;
     expect(2 * count(tally, outcome) > judged, || outcomes(tally))
-}
-
-/// Every trial came out as `outcome`.
-fn every(race: &RaceReport, target: &str, connect: Connect, outcome: GotIn) -> Result<(), String> {
-    let tally = tally(race, target, connect)?;
-    expect(
-        tally.trials > 0 && count(tally, outcome) == tally.trials,
-        || outcomes(tally),
-    )
 }
 
 /// In every trial of the arrival's `points`, on every target, the ping was handled after
