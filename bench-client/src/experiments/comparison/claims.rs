@@ -42,8 +42,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 let sleeps = case.wall_ms / case.sleep_ms as f64;
                 case.verdict == Verdict::Concurrent && sleeps < 1.5
             };
-            every_case(report, "/ok-blocking", about_one)?;
-            every_case(report, "/ok-await", about_one)
+            every_fix(report, about_one)
         },
     },
     Claim {
@@ -54,8 +53,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 let p99 = case.open_loop.as_ref().and_then(|open| open.p99_ms);
                 p99.is_some_and(|p99| p99 < case.sleep_ms as f64 / 10.0)
             };
-            every_case(report, "/ok-blocking", quick)?;
-            every_case(report, "/ok-await", quick)
+            every_fix(report, quick)
         },
     },
     Claim {
@@ -179,8 +177,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         dir: COMPARISON,
         holds: |report| {
             let none = |case: &Case| case.stalls.as_ref().is_some_and(|s| s.slow_polls == 0);
-            every_case(report, "/ok-blocking", none)?;
-            every_case(report, "/ok-await", none)
+            every_fix(report, none)
         },
     },
     Claim {
@@ -646,6 +643,13 @@ fn case<'a>(
         case.target == target && case.route == route && case.reactor_threads == threads
     });
     found.ok_or_else(|| format!("no case of {target} {route} at {threads} threads"))
+}
+
+/// Every case of both fixes, `/ok-blocking` and `/ok-await`, is `holds`.
+fn every_fix(report: &Report, holds: fn(&Case) -> bool) -> Result<(), String> {
+    ["/ok-blocking", "/ok-await"]
+        .into_iter()
+        .try_for_each(|route| every_case(report, route, holds))
 }
 
 /// Every case of `route` (at least one) is `holds`.
