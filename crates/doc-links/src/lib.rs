@@ -8,7 +8,8 @@
 //! lines and each lesson within [`prose::LESSON_MAX_LINES`], and no commit hash or source line
 //! number in the prose of the README or `docs/*.md`; and [`outcomes`] the outcome-words lint:
 //! a sentence that says what a run showed is checked by a claim or named in the allow-list
-//! (`tests/prose.rs`).
+//! (`tests/prose.rs`); [`excerpts`], code a page shows from a source file, verbatim
+//! (`tests/excerpts.rs`).
 //!
 //! Anchors follow GitHub's rule for heading ids: the heading's text, lower-cased, with every
 //! character that is not a letter, a digit, a space, `-` or `_` removed, and spaces turned
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
+pub mod excerpts;
 pub mod outcomes;
 pub mod prose;
 
