@@ -15,7 +15,8 @@
 //! - [`serving`]: HTTP behaviour (bad input, unknown paths, signals, loopback, descriptors);
 //! - [`stalls`]: the stall detector behind `/stalls`;
 //! - [`events`]: the event record behind `/events`;
-//! - [`harness`]: what they share (starting a server, a burst with a `/ping` into it, skips).
+//! - [`harness`]: what they share (starting a server, a burst with a `/ping` into it, skips);
+//! - [`script`]: a shell script run as a reader pastes it (the README's one-minute demo).
 //!
 //! Timings assert the shape with generous margins, never a speed: a burst of `N` sleeps is
 //! serialised if it takes at least 0.8 × N × sleep, concurrent if under 3 × sleep. Every
@@ -26,6 +27,7 @@ pub mod cpu;
 pub mod events;
 pub mod harness;
 pub mod hidden;
+pub mod script;
 pub mod serving;
 pub mod sleep;
 pub mod stalls;
