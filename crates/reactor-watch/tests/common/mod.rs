@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
+pub mod example;
+
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
