@@ -26,6 +26,7 @@ cd "$(dirname "$0")/.."
 # the examples in the docs, which `cargo test --doc` compiles and runs).
 TARGETS=(
     "demo-axum contract"
+    "demo-axum one_minute"
     "demo-actix contract"
     "demo-hyper-tokio contract"
     "demo-hyper-async-std contract"
@@ -33,6 +34,7 @@ TARGETS=(
     "demo-axum-compio contract"
     "demo-ntex contract"
     "demo-testkit fastapi"
+    "demo-testkit lib"
     "bench-client lib"
     "bench-client open_loop"
     "bench-client connect_before"
@@ -52,6 +54,7 @@ TARGETS=(
     "reactor-watch json"
     "reactor-watch off"
     "reactor-watch examples"
+    "reactor-watch outside"
     "reactor-watch doc"
 )
 
