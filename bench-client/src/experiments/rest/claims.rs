@@ -44,12 +44,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         dir: REST,
         holds: |rest| {
             for pause in asleep(rest) {
-                let fastest = p50s(rest, pause, &ASYNC_IO)?
-                    .into_iter()
-                    .fold(f64::MAX, f64::min);
-                let slowest = p50s(rest, pause, &TOKIO)?
-                    .into_iter()
-                    .fold(f64::MIN, f64::max);
+                let (fastest, slowest) = async_io_fastest_tokio_slowest(rest, pause)?;
                 expect(fastest > slowest, || {
                     format!(
                         "at {pause} ms: async-io's fastest p50 {fastest:.3} ms, tokio's slowest {slowest:.3} ms"
@@ -192,12 +187,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
                 .copied()
                 .filter(|pause| *pause < ASLEEP_FROM_MS);
             for pause in short {
-                let fastest = p50s(rest, pause, &ASYNC_IO)?
-                    .into_iter()
-                    .fold(f64::MAX, f64::min);
-                let slowest = p50s(rest, pause, &TOKIO)?
-                    .into_iter()
-                    .fold(f64::MIN, f64::max);
+                let (fastest, slowest) = async_io_fastest_tokio_slowest(rest, pause)?;
                 if fastest <= slowest {
                     return Ok(());
                 }
@@ -248,6 +238,17 @@ fn stock(rest: &RestReport) -> impl Iterator<Item = &RestPoint> {
 fn asleep(rest: &RestReport) -> Vec<u64> {
     let pauses = rest.plan.pauses_ms.iter().copied();
     pauses.filter(|pause| *pause >= ASLEEP_FROM_MS).collect()
+}
+
+/// At `pause`: the async-io stacks' fastest closed-loop p50, and the tokio stacks' slowest.
+fn async_io_fastest_tokio_slowest(rest: &RestReport, pause: u64) -> Result<(f64, f64), String> {
+    let fastest = p50s(rest, pause, &ASYNC_IO)?
+        .into_iter()
+        .fold(f64::MAX, f64::min);
+    let slowest = p50s(rest, pause, &TOKIO)?
+        .into_iter()
+        .fold(f64::MIN, f64::max);
+    Ok((fastest, slowest))
 }
 
 /// The closed loop's p50 of each of `targets` at `pause`.
