@@ -50,6 +50,9 @@ ROUTES = (
     "/bad-http", "/ok-http-blocking", "/ok-http-await", "/bad-db", "/ok-db-blocking",
     "/ok-db-await", "/bad-file", "/ok-file-blocking", "/ok-file-await", "/stalls", "/events",
 )
+# tokio's own answers: the Rust tokio servers serve them, this app answers 404 saying so.
+TOKIO_ROUTES = ("/ok-block-in-place", "/join-block-in-place", "/join-spawn-blocking",
+                "/bad-after-spawn")
 
 
 @dataclass
@@ -421,7 +424,10 @@ async def error_as_json(request: Request, exc: HTTPException) -> JSONResponse:
     """Every error as `{"error": ...}`: our 400s and the hidden blockers' 5xx, and the router's
     own 404 and 405."""
     path, method = request.url.path, request.method
-    if exc.status_code == 404:
+    if exc.status_code == 404 and path in TOKIO_ROUTES:
+        error = (f"{path} is one of tokio's own routes: only demo-axum and demo-hyper-tokio "
+                 "serve them")
+    elif exc.status_code == 404:
         error = f"no route at {json.dumps(path)}; try {', '.join(ROUTES)}"
     elif exc.status_code == 405:
         error = f"{path} answers GET only, not {method}"

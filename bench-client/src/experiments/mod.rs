@@ -19,6 +19,9 @@
 //!   variants that change them;
 //! - [`health`]: the health check under a block, the stock `/ping` beside reactor-watch's
 //!   `/health`, probed as a kubelet does;
+//! - [`tokio`]: tokio's own answers, `block_in_place` on `current_thread`, a timer joined
+//!   beside it against `spawn_blocking`, and the task held in a worker's LIFO slot, stock and
+//!   with the slot off;
 //! - [`scripts`]: the criterion benches and the static checks, which scripts of the
 //!   repository run: the offload's price, the stall detector's price per poll, catching it
 //!   before it ships.
@@ -32,6 +35,7 @@ pub mod race;
 pub mod rest;
 pub mod scripts;
 pub mod sweep;
+pub mod tokio;
 pub mod uring;
 
 use std::future::Future;
@@ -57,6 +61,7 @@ pub static ALL: &[&dyn Entry] = &[
     &rest::Rest,
     &uring::Uring,
     &health::Health,
+    &tokio::Tokio,
     &scripts::OFFLOAD_COST,
     &scripts::POLL_COST,
     &scripts::STATIC,

@@ -82,9 +82,15 @@ impl Target {
     }
 
     /// A server variant: its server in `dir`, started as it (`--variant NAME`), at one
-    /// reactor thread.
+    /// reactor thread unless it runs at [any](Variant::any_threads).
     pub fn variant(variant: &Variant, dir: &Path) -> Target {
-        Target::variants(variant.label, variant.server, &[variant], dir)
+        let mut target = Target::variants(variant.label, variant.server, &[variant], dir);
+        if let Target::Spawn { launcher, .. } = &mut target
+            && variant.any_threads
+        {
+            launcher.only_threads = None;
+        }
+        target
     }
 
     /// The server `server` in `dir` started as each of `variants` at once, at one reactor
@@ -242,6 +248,26 @@ pub fn for_comparison(
     let (mut targets, notes) = choose(asked, &defaults, folders);
     targets.extend(externals);
     (targets, notes)
+}
+
+/// `targets` started as their variant named `variant`: each spawned server that has one
+/// becomes it ([`Target::variant`]); every other target is left out, with a note.
+pub fn as_variants(
+    targets: Vec<Target>,
+    variant: &str,
+    bin_dir: &Path,
+) -> (Vec<Target>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut notes = Vec::new();
+    for target in targets {
+        let label = target.label();
+        let mut own = demo_contract::variant::of_server(label).filter(|v| v.name == variant);
+        match own.next() {
+            Some(variant) => kept.push(Target::variant(variant, bin_dir)),
+            None => notes.push(format!("{label}: left out, no variant {variant:?}")),
+        }
+    }
+    (kept, notes)
 }
 
 /// At rest's targets: the servers `asked` for, or if none were, the stock servers beside the

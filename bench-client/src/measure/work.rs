@@ -75,11 +75,12 @@ impl WorkPath {
             })
     }
 
-    /// Every work route: the sleeps, the CPU work, the hidden blockers.
+    /// Every work route: the sleeps, the CPU work, the hidden blockers, tokio's own.
     fn routes() -> impl Iterator<Item = Route> {
         (Route::WORK.into_iter())
             .chain(Route::CPU)
             .chain(Route::HIDDEN.into_iter().flatten())
+            .chain(Route::TOKIO)
     }
 
     pub fn route(self) -> Route {

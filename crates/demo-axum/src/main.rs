@@ -19,6 +19,9 @@
 //!   axum matched (`for_axum::watch_layer`, `--stall-ms`); `GET /stalls` reports them, and
 //!   `--health-port` serves `GET /health` from a thread of its own. The same layer marks the
 //!   reactor thread, for the file routes, which read no `?ms=`.
+//! - tokio's own answers: `/ok-block-in-place` sleeps in `tokio::task::block_in_place` (a 500
+//!   on `current_thread`, where it panics); `/join-block-in-place` and `/join-spawn-blocking`
+//!   join a timer with the sleep in one task; `/bad-after-spawn` spawns a task, then sleeps.
 //! - Events: `for_axum::serve` is `axum::serve` recording, with `--events`, each accept and
 //!   each request's start and end; `GET /events` reports them.
 
@@ -27,8 +30,11 @@ use axum::extract::State;
 use axum::routing::get;
 use demo_contract::for_axum::{self, unmatched};
 use demo_contract::for_tokio::{self, Shutdown};
-use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
+use demo_contract::{
+    ApiError, CpuWork, Demo, IoWork, Joined, Pong, Ran, Route, Sleep, Spawned, Stack, Work, cpu,
+};
 use hyper_util::rt::TokioIo;
+use std::time::Instant;
 use tokio::net::{TcpListener, TcpStream};
 
 static STACK: Stack = Stack {
@@ -166,6 +172,43 @@ async fn ok_file_await(State(demo): State<Demo>) -> Result<IoWork, ApiError> {
         .await
 }
 
+/// Frees the worker's other tasks: tokio hands them to a new worker thread, and this one
+/// sleeps. On `current_thread` it panics, caught as a 500.
+async fn ok_block_in_place(Sleep(duration): Sleep) -> Result<Work, ApiError> {
+    for_tokio::caught(|| {
+        tokio::task::block_in_place(|| STACK.sleep_here(Route::OkBlockInPlace, duration))
+    })
+}
+
+/// Holds its own task: the timer joined beside `block_in_place` fires only when the sleep ends.
+async fn join_block_in_place(Sleep(duration): Sleep) -> Result<Joined, ApiError> {
+    let started = Instant::now();
+    let (fired, work) = tokio::join!(for_tokio::timer(started), async {
+        for_tokio::caught(|| {
+            tokio::task::block_in_place(|| STACK.sleep_here(Route::JoinBlockInPlace, duration))
+        })
+    });
+    Ok(Joined::new(work?, fired))
+}
+
+/// Frees its own task: the sleep is on a blocking-pool thread, so the timer fires on time.
+async fn join_spawn_blocking(Sleep(duration): Sleep) -> Joined {
+    let started = Instant::now();
+    let (fired, work) = tokio::join!(
+        for_tokio::timer(started),
+        tokio::task::spawn_blocking(move || STACK.sleep_here(Route::JoinSpawnBlocking, duration)),
+    );
+    Joined::new(work.expect("the sleep does not panic"), fired)
+}
+
+/// Blocks the worker just after a spawn: the new task waits in this worker's LIFO slot, which
+/// idle workers do not steal, until the sleep ends.
+async fn bad_after_spawn(Sleep(duration): Sleep) -> Spawned {
+    let spawned = tokio::spawn(Ran::since(Instant::now()));
+    let work = STACK.sleep_here(Route::BadAfterSpawn, duration);
+    Spawned::new(work, spawned.await.expect("the task does not panic"))
+}
+
 fn main() -> std::io::Result<()> {
     let args = STACK.args();
     let (runtime, flavour) = for_tokio::runtime(&args)?;
@@ -187,6 +230,10 @@ fn main() -> std::io::Result<()> {
         .route(Route::BadFile.path(), get(bad_file))
         .route(Route::OkFileBlocking.path(), get(ok_file_blocking))
         .route(Route::OkFileAwait.path(), get(ok_file_await))
+        .route(Route::OkBlockInPlace.path(), get(ok_block_in_place))
+        .route(Route::JoinBlockInPlace.path(), get(join_block_in_place))
+        .route(Route::JoinSpawnBlocking.path(), get(join_spawn_blocking))
+        .route(Route::BadAfterSpawn.path(), get(bad_after_spawn))
         .route(Route::Stalls.path(), get(for_axum::stalls))
         .route(Route::Events.path(), get(for_axum::events));
     for path in Route::OkBlocking.paths() {

@@ -1,1 +1,1 @@
-demo_testkit::contract_tests!("demo-axum");
+demo_testkit::contract_tests!(tokio "demo-axum");

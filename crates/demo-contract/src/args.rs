@@ -29,7 +29,9 @@ const DEFAULT_HEALTH_PERIOD_MS: u64 = reactor_watch::HealthCheck::DEFAULT_PERIOD
                   /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /bad-http, /ok-http-blocking, \
                   /ok-http-await (with --upstream), /bad-db, /ok-db-blocking, /ok-db-await (with \
                   --db), /bad-file, /ok-file-blocking, /ok-file-await (with --file), /stalls, \
-                  /events; the sleep, CPU, HTTP and database routes take ?ms=0..10000.\n\
+                  /events; on the tokio servers, /ok-block-in-place, /join-block-in-place, \
+                  /join-spawn-blocking, /bad-after-spawn; the sleep, CPU, HTTP, database and \
+                  tokio routes take ?ms=0..10000.\n\
                   Prints `listening on http://HOST:PORT` on stdout once it accepts connections; \
                   SIGINT or SIGTERM stop it gracefully."
 )]
@@ -89,7 +91,7 @@ pub struct Args {
     pub file: Option<PathBuf>,
 
     /// Run as one of this server's variants, each of which changes one arrangement that an
-    /// experiment tests (listed below); repeatable; needs --threads 1
+    /// experiment tests (listed below); repeatable; most need --threads 1
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
 }
@@ -116,11 +118,14 @@ impl Args {
         );
         let matches = command.try_get_matches_from_mut(args)?;
         let args = Args::from_arg_matches(&matches).map_err(|error| error.format(&mut command))?;
-        if !args.variants.is_empty() && args.threads != 1 {
+        let one_thread_only = variant::of_server(stack.server)
+            .filter(|variant| !variant.any_threads)
+            .any(|variant| variant.requested(&args));
+        if one_thread_only && args.threads != 1 {
             // Each variant changes one arrangement of a one-thread server.
             return Err(command.error(
                 clap::error::ErrorKind::ArgumentConflict,
-                "--variant needs --threads 1",
+                "this --variant needs --threads 1",
             ));
         }
         if args.health_port.is_some() && args.stall_ms == 0 {

@@ -47,11 +47,10 @@ pub struct CpuWork {
 impl CpuWork {
     /// The body of work that was described as `work` when it started, and cost `burned`.
     pub fn new(work: Work, burned: Burned) -> CpuWork {
-        let ms = |duration: Duration| (duration.as_secs_f64() * 1e5).round() / 100.0;
         CpuWork {
             work,
-            cpu_ms: ms(burned.cpu),
-            work_wall_ms: ms(burned.wall),
+            cpu_ms: millis(burned.cpu),
+            work_wall_ms: millis(burned.wall),
         }
     }
 }
@@ -73,6 +72,82 @@ pub struct IoWork {
     /// What the call did, in one line: `upstream answered 200 after 500 ms`,
     /// `counted 4990000 rows in 500 passes`, `read 268435456 bytes`.
     pub detail: String,
+}
+
+/// When the join routes' timer is due, after the handler starts: well inside any sleep worth
+/// measuring, so that a timer held by the sleep shows as fired at its end.
+pub const JOIN_TIMER: Duration = Duration::from_millis(20);
+
+/// The body of the join routes (`/join-block-in-place`, `/join-spawn-blocking`): the work
+/// body, then when the timer joined beside the sleep, in the same task, was due and fired.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Joined {
+    #[serde(flatten)]
+    pub work: Work,
+    /// [`JOIN_TIMER`], in ms after the handler started.
+    pub timer_due_ms: u64,
+    /// When the timer's branch of the join went on, in ms after the handler started, to
+    /// 0.01 ms.
+    pub timer_fired_ms: f64,
+}
+
+impl Joined {
+    /// The body of a join whose sleep was `work` and whose timer fired `fired` after the start.
+    pub fn new(work: Work, fired: Duration) -> Joined {
+        Joined {
+            work,
+            timer_due_ms: millis(JOIN_TIMER).round() as u64,
+            timer_fired_ms: millis(fired),
+        }
+    }
+}
+
+/// When and where a spawned task first ran: what `/bad-after-spawn`'s task reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ran {
+    /// After the spawn.
+    pub after: Duration,
+    /// On which thread (`gettid`).
+    pub thread_id: u64,
+}
+
+impl Ran {
+    /// The task spawned at `spawned`: reports where and when it is first polled.
+    pub async fn since(spawned: std::time::Instant) -> Ran {
+        Ran {
+            after: spawned.elapsed(),
+            thread_id: crate::thread_id(),
+        }
+    }
+}
+
+/// The body of `/bad-after-spawn`: the work body (the handler's sleep), then when and where
+/// the task spawned just before that sleep first ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spawned {
+    #[serde(flatten)]
+    pub work: Work,
+    /// In ms after the spawn, to 0.01 ms: near 0 if another worker took it at once, the
+    /// sleep's length if it waited for the sleep.
+    pub spawned_ran_ms: f64,
+    /// The thread it ran on (`gettid`), to compare with `thread_id`, the sleep's.
+    pub spawned_thread_id: u64,
+}
+
+impl Spawned {
+    /// The body of a handler that slept as `work`, and whose spawned task ran as `ran`.
+    pub fn new(work: Work, ran: Ran) -> Spawned {
+        Spawned {
+            work,
+            spawned_ran_ms: millis(ran.after),
+            spawned_thread_id: ran.thread_id,
+        }
+    }
+}
+
+/// A duration in ms, to 0.01 ms.
+fn millis(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 1e5).round() / 100.0
 }
 
 /// The body of `GET /stalls`: the stall detector's counters, already JSON, exactly as
@@ -168,6 +243,17 @@ impl ApiError {
         }
     }
 
+    /// 404 on a server that does not run tokio: `route` is one of tokio's own answers.
+    pub fn tokio_only(route: crate::Route) -> Self {
+        ApiError {
+            status: 404,
+            error: format!(
+                "{route} is one of tokio's own routes: only demo-axum and demo-hyper-tokio serve \
+                 them"
+            ),
+        }
+    }
+
     pub fn method_not_allowed(method: &str, path: &str) -> Self {
         ApiError {
             status: 405,
@@ -175,12 +261,13 @@ impl ApiError {
         }
     }
 
-    /// The answer to a request that matched no route: 405 on a known path, else 404.
+    /// The answer to a request that matched no route: 405 on a known path, else 404; a GET of
+    /// one of tokio's routes that reached here is on a server that does not serve them.
     pub fn unmatched(method: &str, path: &str) -> Self {
-        if crate::Route::from_path(path).is_some() {
-            ApiError::method_not_allowed(method, path)
-        } else {
-            ApiError::not_found(path)
+        match crate::Route::from_path(path) {
+            Some(route) if route.tokio_only() && method == "GET" => ApiError::tokio_only(route),
+            Some(_) => ApiError::method_not_allowed(method, path),
+            None => ApiError::not_found(path),
         }
     }
 }
@@ -219,13 +306,17 @@ mod tests {
         assert_eq!(ApiError::unmatched("POST", "/stalls").status, 405);
         assert_eq!(ApiError::unmatched("POST", "/events").status, 405);
         assert_eq!(ApiError::unmatched("GET", "/nope").status, 404);
+        assert_eq!(ApiError::unmatched("POST", "/bad-after-spawn").status, 405);
+        let tokio = ApiError::unmatched("GET", "/ok-block-in-place");
+        assert_eq!(tokio.status, 404);
+        assert!(tokio.error.contains("one of tokio's own routes"), "{tokio}");
     }
 
     #[test]
     fn not_found_lists_every_path() {
         assert_eq!(
             ApiError::not_found("/nope").error,
-            r#"no route at "/nope"; try /ping, /bad, /ok-blocking, /ok-def, /ok-await, /bad-cpu, /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /bad-http, /ok-http-blocking, /ok-http-await, /bad-db, /ok-db-blocking, /ok-db-await, /bad-file, /ok-file-blocking, /ok-file-await, /stalls or /events"#
+            r#"no route at "/nope"; try /ping, /bad, /ok-blocking, /ok-def, /ok-await, /bad-cpu, /ok-cpu-blocking, /ok-cpu-yield, /ok-cpu-pool, /bad-http, /ok-http-blocking, /ok-http-await, /bad-db, /ok-db-blocking, /ok-db-await, /bad-file, /ok-file-blocking, /ok-file-await, /stalls, /events, /ok-block-in-place, /join-block-in-place, /join-spawn-blocking or /bad-after-spawn"#
         );
     }
 

@@ -20,7 +20,10 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::body::to_json;
 use crate::task_monitor::{RouteMonitors, monitor_request};
 use crate::variant::AXUM_TASK_MONITOR;
-use crate::{ApiError, CpuWork, Demo, EventsBody, IoWork, Pong, Sleep, StallsJson, Work, reactor};
+use crate::{
+    ApiError, CpuWork, Demo, EventsBody, IoWork, Joined, Pong, Sleep, Spawned, StallsJson, Work,
+    reactor,
+};
 
 /// Extractors run inside the handler's future, on the reactor thread that polls it: the
 /// right place to mark that thread.
@@ -58,6 +61,20 @@ impl IntoResponse for CpuWork {
 
 /// A hidden blocker's body; its `Result<IoWork, ApiError>` answers the error's JSON and status.
 impl IntoResponse for IoWork {
+    fn into_response(self) -> Response {
+        json(200, to_json(&self))
+    }
+}
+
+/// The join routes' body, tokio's.
+impl IntoResponse for Joined {
+    fn into_response(self) -> Response {
+        json(200, to_json(&self))
+    }
+}
+
+/// `/bad-after-spawn`'s body, tokio's.
+impl IntoResponse for Spawned {
     fn into_response(self) -> Response {
         json(200, to_json(&self))
     }

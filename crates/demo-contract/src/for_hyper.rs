@@ -25,7 +25,8 @@ use serde::Serialize;
 
 use crate::body::to_json;
 use crate::{
-    ApiError, CpuWork, Demo, IoWork, Pong, Route, SHUTDOWN_GRACE, Work, parse_sleep, reactor,
+    ApiError, CpuWork, Demo, IoWork, Joined, Pong, Route, SHUTDOWN_GRACE, Spawned, Work,
+    parse_sleep, reactor,
 };
 
 /// The handlers of one hyper server. The adapter has already checked the method, the path
@@ -56,11 +57,29 @@ pub trait Handlers: Send + Sync + 'static {
     fn bad_file(&self, demo: &Demo) -> impl Future<Output = IoResult> + Send;
     fn ok_file_blocking(&self, demo: &Demo) -> impl Future<Output = IoResult> + Send;
     fn ok_file_await(&self, demo: &Demo) -> impl Future<Output = IoResult> + Send;
+
+    /// tokio's own answers ([`Route::TOKIO`]): a 404 that says so, unless the server runs on
+    /// tokio and serves them.
+    fn ok_block_in_place(&self, _: Duration) -> impl Future<Output = Answer<Work>> + Send {
+        future::ready(Err(ApiError::tokio_only(Route::OkBlockInPlace)))
+    }
+    fn join_block_in_place(&self, _: Duration) -> impl Future<Output = Answer<Joined>> + Send {
+        future::ready(Err(ApiError::tokio_only(Route::JoinBlockInPlace)))
+    }
+    fn join_spawn_blocking(&self, _: Duration) -> impl Future<Output = Answer<Joined>> + Send {
+        future::ready(Err(ApiError::tokio_only(Route::JoinSpawnBlocking)))
+    }
+    fn bad_after_spawn(&self, _: Duration) -> impl Future<Output = Answer<Spawned>> + Send {
+        future::ready(Err(ApiError::tokio_only(Route::BadAfterSpawn)))
+    }
 }
+
+/// What a handler that may fail answers: its body, or an error with its status.
+pub type Answer<T> = Result<T, ApiError>;
 
 /// What a hidden blocker's handler answers: its body, or an error with its status (a flag not
 /// given, the upstream failing, the database locked, the file unreadable).
-pub type IoResult = Result<IoWork, ApiError>;
+pub type IoResult = Answer<IoWork>;
 
 /// A spawned connection task.
 pub type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -106,6 +125,10 @@ pub async fn respond<H: Handlers, B>(
         Route::BadFile => answer(handlers.bad_file(demo).await),
         Route::OkFileBlocking => answer(handlers.ok_file_blocking(demo).await),
         Route::OkFileAwait => answer(handlers.ok_file_await(demo).await),
+        Route::OkBlockInPlace => answer(handlers.ok_block_in_place(duration).await),
+        Route::JoinBlockInPlace => answer(handlers.join_block_in_place(duration).await),
+        Route::JoinSpawnBlocking => answer(handlers.join_spawn_blocking(duration).await),
+        Route::BadAfterSpawn => answer(handlers.bad_after_spawn(duration).await),
     }
 }
 
@@ -119,8 +142,8 @@ fn error(error: ApiError) -> Response<Full<Bytes>> {
     json(error.status, to_json(&error))
 }
 
-/// A hidden blocker's answer: its body with 200, or its error with the error's status.
-fn answer(result: IoResult) -> Response<Full<Bytes>> {
+/// A fallible handler's answer: its body with 200, or its error with the error's status.
+fn answer(result: Answer<impl Serialize>) -> Response<Full<Bytes>> {
     match result {
         Ok(body) => ok(body),
         Err(failed) => error(failed),

@@ -1,9 +1,13 @@
 //! tokio glue, shared by `demo-axum`, `demo-actix` (actix-rt is tokio) and `demo-hyper-tokio`,
-//! and the home of the at-rest variant [`TOKIO_REACTOR_ON_WORKER`] (in [`run`]) and of the race
-//! variant [`TOKIO_EVENT_INTERVAL_1`] (in the builder behind [`runtime`] and [`workers`]).
+//! and the home of the at-rest variant [`TOKIO_REACTOR_ON_WORKER`] (in [`run`]), of the race
+//! variant [`TOKIO_EVENT_INTERVAL_1`] (in the builder behind [`runtime`] and [`workers`]), and of
+//! tokio's own answers' variants (`multi-thread` in [`runtime`], [`TOKIO_LIFO_SLOT_OFF`] in its
+//! builder) and helpers ([`caught`], [`timer`]).
 
 use std::future::{Future, IntoFuture};
 use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
 
 use tokio::runtime::{Builder, Runtime};
 use tokio::signal::unix::{SignalKind, signal};
@@ -11,9 +15,10 @@ use tokio::task::LocalSet;
 
 pub use crate::shutdown::Shutdown;
 use crate::variant::{
-    TOKIO_CONSOLE, TOKIO_EVENT_INTERVAL_1, TOKIO_POLL_HOOKS, TOKIO_REACTOR_ON_WORKER,
+    self, TOKIO_CONSOLE, TOKIO_EVENT_INTERVAL_1, TOKIO_LIFO_SLOT_OFF, TOKIO_POLL_HOOKS,
+    TOKIO_REACTOR_ON_WORKER,
 };
-use crate::{Args, Demo, Stack};
+use crate::{ApiError, Args, Demo, JOIN_TIMER, Stack};
 
 /// Runs `server` to its end on the runtime the command line asks for ([`runtime`]), handing it
 /// the [`Demo`] that names that runtime and the way to spawn a task on it (`tokio::spawn`).
@@ -61,11 +66,12 @@ where
 }
 
 /// The tokio runtime the command line asks for, and its label for `/ping`: for one reactor
-/// thread, the caller's thread alone (`current_thread`, like one uvicorn worker); above,
-/// `multi_thread` with that many work-stealing workers. `--blocking-threads` sets the
-/// blocking pool's `max_blocking_threads` (tokio's default: 512) on either flavour.
+/// thread, the caller's thread alone (`current_thread`, like one uvicorn worker), unless the
+/// `multi-thread` variant asks for one worker; above, `multi_thread` with that many
+/// work-stealing workers. `--blocking-threads` sets the blocking pool's
+/// `max_blocking_threads` (tokio's default: 512) on either flavour.
 pub fn runtime(args: &Args) -> io::Result<(Runtime, &'static str)> {
-    if args.threads == 1 {
+    if args.threads == 1 && !variant::multi_thread_requested(args) {
         Ok((
             build(Builder::new_current_thread(), args)?,
             "tokio current_thread",
@@ -89,6 +95,9 @@ fn build(mut builder: Builder, args: &Args) -> io::Result<Runtime> {
     }
     if TOKIO_EVENT_INTERVAL_1.requested(args) {
         builder.event_interval(1);
+    }
+    if TOKIO_LIFO_SLOT_OFF.requested(args) {
+        lifo_slot_off(&mut builder)?;
     }
     if TOKIO_POLL_HOOKS.requested(args) {
         poll_hooks(&mut builder)?;
@@ -118,6 +127,38 @@ fn unstable_only(variant: &crate::variant::Variant) -> io::Error {
          makes one)",
         variant.name
     ))
+}
+
+/// The variant [`TOKIO_LIFO_SLOT_OFF`], where the build has tokio's unstable API.
+#[cfg(tokio_unstable)]
+fn lifo_slot_off(builder: &mut Builder) -> io::Result<()> {
+    builder.disable_lifo_slot();
+    Ok(())
+}
+
+/// Without tokio's unstable API the slot cannot be turned off: a clear error, no server.
+#[cfg(not(tokio_unstable))]
+fn lifo_slot_off(_: &mut Builder) -> io::Result<()> {
+    Err(unstable_only(&TOKIO_LIFO_SLOT_OFF))
+}
+
+/// Runs `blocking`, which calls `tokio::task::block_in_place`, turning its panic on a
+/// `current_thread` runtime into a 500 that gives the panic's reason: the request fails, the
+/// server goes on (uncaught, the panic would end the connection's task without an answer).
+pub fn caught<T>(blocking: impl FnOnce() -> T) -> Result<T, ApiError> {
+    catch_unwind(AssertUnwindSafe(blocking)).map_err(|panic| {
+        let reason = (panic.downcast_ref::<&str>().copied())
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic without a message");
+        ApiError::internal(format!("tokio::task::block_in_place panicked: {reason}"))
+    })
+}
+
+/// The join routes' timer: due [`JOIN_TIMER`] after `started`, it gives how long after
+/// `started` its task went on past it.
+pub async fn timer(started: Instant) -> Duration {
+    tokio::time::sleep_until((started + JOIN_TIMER).into()).await;
+    started.elapsed()
 }
 
 /// The variant [`TOKIO_CONSOLE`], where the build has tokio's unstable API: installed before

@@ -5,12 +5,12 @@
 //! - [`Route`]: the paths `/ping`, `/bad`, `/ok-blocking` (alias `/ok-def`), `/ok-await`, the
 //!   CPU routes `/bad-cpu`, `/ok-cpu-blocking`, `/ok-cpu-yield`, `/ok-cpu-pool`, the hidden
 //!   blockers `/bad-http`, `/ok-http-blocking`, `/ok-http-await` and their `-db` and `-file`
-//!   twins, `/stalls` and `/events`;
+//!   twins, `/stalls` and `/events`, and tokio's own four ([`Route::TOKIO`]);
 //! - [`Args`]: `--host`, `--port`, `--threads`, `--sleep-ms`, `--blocking-threads`,
 //!   `--stall-ms`, `--events`, `--health-port`, `--health-period-ms`, `--upstream`, `--db`,
 //!   `--file`, parsed by clap;
-//! - [`Pong`], [`Work`], [`CpuWork`], [`IoWork`], [`StallsJson`], [`EventsBody`] and [`ApiError`]: the JSON
-//!   bodies;
+//! - [`Pong`], [`Work`], [`CpuWork`], [`IoWork`], [`Joined`], [`Spawned`], [`StallsJson`],
+//!   [`EventsBody`] and [`ApiError`]: the JSON bodies;
 //! - [`cpu`]: the CPU routes' work, measured on the thread CPU clock, and the pool they may
 //!   run it on;
 //! - [`blockers`]: the hidden blockers' calls (`--upstream`, `--db`, `--file`), blocking and
@@ -49,7 +49,10 @@ mod health_tests;
 
 pub use args::{Args, DEFAULT_STALL_MS};
 pub use blockers::Blockers;
-pub use body::{ApiError, CpuWork, Event, EventsBody, IoWork, Pong, StallsJson, What, Work};
+pub use body::{
+    ApiError, CpuWork, Event, EventsBody, IoWork, JOIN_TIMER, Joined, Pong, Ran, Spawned,
+    StallsJson, What, Work,
+};
 pub use events::{EventLog, RequestEvents};
 pub use listening::{
     IO_URING_REFUSED, LISTEN_BACKLOG, exit_without_io_uring, listen, listen_reuse_port,
@@ -91,6 +94,11 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::variant::Variant;
+
+/// This thread's OS id (`gettid`).
+fn thread_id() -> u64 {
+    u64::try_from(nix::unistd::gettid().as_raw()).unwrap_or(0)
+}
 
 /// How long a server waits, after SIGINT or SIGTERM, for requests in flight before it exits.
 /// One maximal `?ms=` sleep fits in it.
@@ -155,6 +163,14 @@ impl Stack {
             Route::OkFileAwait => format!("{}.await", self.file_api),
             Route::Stalls => "reports the stall detector's counters".to_owned(),
             Route::Events => "reports and drains the server's order of events".to_owned(),
+            Route::OkBlockInPlace => "tokio::task::block_in_place + std::thread::sleep".to_owned(),
+            Route::JoinBlockInPlace => {
+                "tokio::join!(timer, block_in_place + std::thread::sleep)".to_owned()
+            }
+            Route::JoinSpawnBlocking => {
+                "tokio::join!(timer, spawn_blocking + std::thread::sleep)".to_owned()
+            }
+            Route::BadAfterSpawn => "tokio::spawn, then std::thread::sleep".to_owned(),
         };
         let thread = std::thread::current();
         Work {
@@ -162,9 +178,20 @@ impl Stack {
             how,
             slept_ms: u64::try_from(slept.as_millis()).unwrap_or(u64::MAX),
             thread: thread.name().unwrap_or("<unnamed>").to_owned(),
-            thread_id: u64::try_from(nix::unistd::gettid().as_raw()).unwrap_or(0),
-            on_reactor: reactor::is_marked(),
+            thread_id: thread_id(),
+            // block_in_place runs its closure only after handing this worker's role (its
+            // queue, its I/O and timers) to another thread: this one polls nothing meanwhile.
+            on_reactor: reactor::is_marked()
+                && !matches!(route, Route::OkBlockInPlace | Route::JoinBlockInPlace),
         }
+    }
+
+    /// The body of a work route after sleeping `slept` here: [`Stack::work_here`], then
+    /// `std::thread::sleep`, for the handlers whose lesson is where that runs, not the sleep.
+    pub fn sleep_here(&self, route: Route, slept: Duration) -> Work {
+        let work = self.work_here(route, slept);
+        std::thread::sleep(slept);
+        work
     }
 
     /// The body of a CPU route, after computing here, at once, until this thread has spent

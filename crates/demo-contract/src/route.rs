@@ -1,7 +1,8 @@
 /// The routes every server serves (the route contract, `docs/contract.md`): the four of the
 /// sleep lesson, the four of the CPU lesson, the nine of the hidden blockers (an HTTP call, a
 /// database query, a file read: each on the reactor, on the blocking pool, and awaited),
-/// `/stalls` and `/events`.
+/// `/stalls` and `/events`; and the four of tokio's own answers ([`Route::TOKIO`]), which
+/// only the tokio servers serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Route {
     /// Returns at once: shows whether the reactor is free to answer.
@@ -47,6 +48,17 @@ pub enum Route {
     /// The server's order of events since the last call (`--events`), drained: not a work
     /// route, no `?ms=`.
     Events,
+    /// The sleep under `tokio::task::block_in_place`: tokio hands the worker's other tasks to
+    /// a new worker thread, and this one sleeps. Panics on a `current_thread` runtime.
+    OkBlockInPlace,
+    /// A timer joined (in the same task) with the sleep under `block_in_place`: the timer
+    /// fires only when the sleep ends.
+    JoinBlockInPlace,
+    /// The same join with the sleep on the blocking pool: the timer fires on time.
+    JoinSpawnBlocking,
+    /// `tokio::spawn`s a task, then sleeps on the worker: the task waits in the worker's LIFO
+    /// slot, which idle workers do not steal.
+    BadAfterSpawn,
 }
 
 impl Route {
@@ -72,6 +84,10 @@ impl Route {
             Route::Ping => "answers at once",
             Route::Stalls => "reports the stall detector's counts",
             Route::Events => "reports the server's order of events",
+            Route::OkBlockInPlace => "sleeps in block_in_place",
+            Route::JoinBlockInPlace => "joins a timer with block_in_place",
+            Route::JoinSpawnBlocking => "joins a timer with spawn_blocking",
+            Route::BadAfterSpawn => "spawns a task, then sleeps on the worker",
         }
     }
 
@@ -94,8 +110,17 @@ impl Route {
         [Route::BadFile, Route::OkFileBlocking, Route::OkFileAwait],
     ];
 
+    /// tokio's own answers: only the tokio servers (demo-axum, demo-hyper-tokio) serve them,
+    /// every other server answers 404 ([`crate::ApiError::tokio_only`]).
+    pub const TOKIO: [Route; 4] = [
+        Route::OkBlockInPlace,
+        Route::JoinBlockInPlace,
+        Route::JoinSpawnBlocking,
+        Route::BadAfterSpawn,
+    ];
+
     /// Every route, in the order the 404 message lists them.
-    pub const ALL: [Route; 19] = [
+    pub const ALL: [Route; 23] = [
         Route::Ping,
         Route::Bad,
         Route::OkBlocking,
@@ -115,7 +140,22 @@ impl Route {
         Route::OkFileAwait,
         Route::Stalls,
         Route::Events,
+        Route::OkBlockInPlace,
+        Route::JoinBlockInPlace,
+        Route::JoinSpawnBlocking,
+        Route::BadAfterSpawn,
     ];
+
+    /// Whether only the tokio servers serve it ([`Route::TOKIO`]).
+    pub const fn tokio_only(self) -> bool {
+        matches!(
+            self,
+            Route::OkBlockInPlace
+                | Route::JoinBlockInPlace
+                | Route::JoinSpawnBlocking
+                | Route::BadAfterSpawn
+        )
+    }
 
     /// The canonical path.
     pub const fn path(self) -> &'static str {
@@ -139,6 +179,10 @@ impl Route {
             Route::OkFileAwait => "/ok-file-await",
             Route::Stalls => "/stalls",
             Route::Events => "/events",
+            Route::OkBlockInPlace => "/ok-block-in-place",
+            Route::JoinBlockInPlace => "/join-block-in-place",
+            Route::JoinSpawnBlocking => "/join-spawn-blocking",
+            Route::BadAfterSpawn => "/bad-after-spawn",
         }
     }
 
@@ -165,6 +209,10 @@ impl Route {
             Route::OkFileAwait => &["/ok-file-await"],
             Route::Stalls => &["/stalls"],
             Route::Events => &["/events"],
+            Route::OkBlockInPlace => &["/ok-block-in-place"],
+            Route::JoinBlockInPlace => &["/join-block-in-place"],
+            Route::JoinSpawnBlocking => &["/join-spawn-blocking"],
+            Route::BadAfterSpawn => &["/bad-after-spawn"],
         }
     }
 
@@ -187,7 +235,12 @@ impl Route {
     pub const fn holds_the_reactor(self) -> bool {
         matches!(
             self,
-            Route::Bad | Route::BadCpu | Route::BadHttp | Route::BadDb | Route::BadFile
+            Route::Bad
+                | Route::BadCpu
+                | Route::BadHttp
+                | Route::BadDb
+                | Route::BadFile
+                | Route::BadAfterSpawn
         )
     }
 
@@ -231,6 +284,12 @@ mod tests {
             assert!(!Route::WORK.contains(&route), "{route}");
         }
         assert_eq!(Route::from_path("/ok-cpu-pool"), Some(Route::OkCpuPool));
+    }
+
+    #[test]
+    fn tokios_routes_are_the_tokio_only_ones() {
+        let only: Vec<Route> = Route::ALL.into_iter().filter(|r| r.tokio_only()).collect();
+        assert_eq!(only, Route::TOKIO);
     }
 
     #[test]

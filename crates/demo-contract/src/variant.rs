@@ -22,7 +22,10 @@
 //! - [`COMPIO_EVENT_INTERVAL_1`] and [`NTEX_EVENT_INTERVAL_2`], the CPU experiment's, in the
 //!   runtime builders of `for_compio::run` and `for_ntex::run`;
 //! - [`COMPIO_EPOLL`], [`COMPIO_SQPOLL`], [`NTEX_EPOLL`] and [`NTEX_DIRECT_WRITE`], the
-//!   io_uring experiment's ([`URING_VARIANTS`]), in the same functions.
+//!   io_uring experiment's ([`URING_VARIANTS`]), in the same functions;
+//! - the `multi-thread` variants of the tokio servers and [`TOKIO_LIFO_SLOT_OFF`], tokio's own
+//!   answers' ([`TOKIO_VARIANTS`]), in `for_tokio::runtime`; these two run at any
+//!   `--threads`.
 
 use crate::Args;
 
@@ -36,6 +39,9 @@ pub struct Variant {
     pub server: &'static str,
     pub name: &'static str,
     pub label: &'static str,
+    /// Whether it runs at any `--threads`; most change one arrangement of a one-thread
+    /// server, and need `--threads 1`.
+    pub any_threads: bool,
     /// What it changes, in a sentence, for the results.
     pub about: &'static str,
 }
@@ -45,6 +51,7 @@ pub const SMOL_EXECUTOR_ON_MAIN: Variant = Variant {
     server: "demo-hyper-smol",
     name: "executor-on-main",
     label: "demo-hyper-smol (executor on main)",
+    any_threads: false,
     about: "no executor thread: the main thread runs the executor inside async-io's \
             `block_on`, which waits on epoll itself when it holds the reactor's lock; \
             async-io's own thread still competes for that lock",
@@ -55,6 +62,7 @@ pub const TOKIO_REACTOR_ON_WORKER: Variant = Variant {
     server: "demo-hyper-tokio",
     name: "reactor-on-worker",
     label: "demo-hyper-tokio (reactor on a worker)",
+    any_threads: false,
     about: "requests polled on the main thread (a `LocalSet`) while the one worker of a \
             `multi_thread` runtime waits on epoll: every readiness wakes the worker, which \
             wakes the main thread, the hop async-io's reactor thread makes, added to tokio",
@@ -65,6 +73,7 @@ pub const ACTIX_REQUEST_TIMEOUT_OFF: Variant = Variant {
     server: "demo-actix",
     name: "request-timeout-off",
     label: "demo-actix (client_request_timeout off)",
+    any_threads: false,
     about: "actix-http's client_request_timeout set to 0: a new connection has no deadline \
             for its first request's head, so no 408 whatever the worker's cached clock says",
 };
@@ -74,6 +83,7 @@ pub const ACTIX_KEEP_ALIVE_60S: Variant = Variant {
     server: "demo-actix",
     name: "keep-alive-60s",
     label: "demo-actix (keep-alive 60 s)",
+    any_threads: false,
     about: "actix-http's keep_alive set to 60 s instead of its default 5 s: an idle \
             keep-alive connection whose next request waits unread behind a blocked worker is \
             not closed when the worker comes back after 5 s",
@@ -84,6 +94,7 @@ pub const TOKIO_EVENT_INTERVAL_1: Variant = Variant {
     server: "demo-hyper-tokio",
     name: "event-interval-1",
     label: "demo-hyper-tokio (event_interval 1)",
+    any_threads: false,
     about: "tokio's Builder::event_interval(1): the scheduler polls the I/O driver after \
             every task instead of every 61, so readiness of other sockets is seen between \
             two handlers",
@@ -94,6 +105,7 @@ pub const AXUM_TASK_MONITOR: Variant = Variant {
     server: "demo-axum",
     name: "task-monitor",
     label: "demo-axum (tokio-metrics TaskMonitor)",
+    any_threads: false,
     about: "one tokio-metrics TaskMonitor per route (slow-poll threshold 100 ms), its \
             intervals sampled every 100 ms by a task on the server's runtime, as the crate's \
             axum example samples them every second; each interval with a slow poll is one line \
@@ -107,6 +119,7 @@ pub const TOKIO_POLL_HOOKS: Variant = Variant {
     server: "demo-hyper-tokio",
     name: "poll-hooks",
     label: "demo-hyper-tokio (tokio poll hooks)",
+    any_threads: false,
     about: "tokio's on_before_task_poll and on_after_task_poll (unstable API, in a build \
             with --cfg tokio_unstable) stamping each task poll's start, the task's id and \
             where it was spawned, a watchdog thread that reports a poll running past 100 ms \
@@ -120,6 +133,7 @@ pub const TOKIO_CONSOLE: Variant = Variant {
     server: "demo-hyper-tokio",
     name: "console",
     label: "demo-hyper-tokio (tokio-console)",
+    any_threads: false,
     about: "console-subscriber 0.5 (default features off) installed as its README says, in a \
             build with --cfg tokio_unstable, its gRPC server on 127.0.0.1 (the port in \
             DEMO_TOKIO_CONSOLE_PORT, or a free one) publishing an update every second (its \
@@ -135,6 +149,7 @@ pub const COMPIO_EVENT_INTERVAL_1: Variant = Variant {
     server: "demo-axum-compio",
     name: "event-interval-1",
     label: "demo-axum-compio (event_interval 1)",
+    any_threads: false,
     about: "compio's RuntimeBuilder::event_interval(1): the runtime reaps io_uring's \
             completions after every task poll instead of every 61, so a task that yields by \
             waking itself at once no longer keeps new connections and reads waiting",
@@ -145,6 +160,7 @@ pub const NTEX_EVENT_INTERVAL_2: Variant = Variant {
     server: "demo-ntex",
     name: "event-interval-2",
     label: "demo-ntex (event_interval 2)",
+    any_threads: false,
     about: "ntex-rt's RuntimeBuilder::event_interval(2): the runtime polls its io_uring \
             after every two task polls instead of 61, so a task that yields by waking itself \
             at once no longer keeps new connections and reads waiting (1 is not usable: \
@@ -157,6 +173,7 @@ pub const COMPIO_EPOLL: Variant = Variant {
     server: "demo-axum-compio",
     name: "epoll",
     label: "demo-axum-compio (epoll driver)",
+    any_threads: false,
     about: "compio's ProactorBuilder::driver_type(DriverType::Poll), the same build's \
             readiness driver: a socket operation is tried at once in the task that makes it \
             (a write is a write(2) there) and waits on epoll only when the socket is not ready, \
@@ -169,6 +186,7 @@ pub const COMPIO_SQPOLL: Variant = Variant {
     server: "demo-axum-compio",
     name: "sqpoll",
     label: "demo-axum-compio (io_uring SQPOLL)",
+    any_threads: false,
     about: "compio's ProactorBuilder::sqpoll_idle(1 s): a kernel thread polls io_uring's \
             submission queue, so an operation queued by a task (compio publishes the queue's \
             tail at each push) starts without waiting for the runtime's next submission; the \
@@ -180,6 +198,7 @@ pub const NTEX_EPOLL: Variant = Variant {
     server: "demo-ntex",
     name: "epoll",
     label: "demo-ntex (epoll reactor)",
+    any_threads: false,
     about: "ntex-net's polling reactor (ntex::rt::polling, built in every Linux build) in \
             place of its io_uring one: an answer put in a connection's write buffer is written \
             with write(2) at once, in the task that put it there, instead of being queued on \
@@ -191,11 +210,61 @@ pub const NTEX_DIRECT_WRITE: Variant = Variant {
     server: "demo-ntex",
     name: "direct-write",
     label: "demo-ntex (write threshold 1 byte)",
+    any_threads: false,
     about: "ntex-io's IoConfig::set_write_buf_threshold(1) instead of 8 KiB: an answer put in \
             a connection's write buffer is handed to the reactor at once (Handle::write, a \
             write(2) on the epoll reactor, a no-op on io_uring's) instead of by a task spawned \
             to send every connection's buffer, which runs after the tasks already queued",
 };
+
+/// demo-axum on a `multi_thread` runtime even at `--threads 1` (`about` says what changes).
+pub const AXUM_MULTI_THREAD: Variant = multi_thread("demo-axum", "demo-axum (multi_thread)");
+
+/// demo-hyper-tokio on a `multi_thread` runtime even at `--threads 1`.
+pub const HYPER_TOKIO_MULTI_THREAD: Variant =
+    multi_thread("demo-hyper-tokio", "demo-hyper-tokio (multi_thread)");
+
+/// The `multi-thread` variants' name, the same on every tokio server.
+const MULTI_THREAD: &str = "multi-thread";
+
+/// Whether a tokio server was started as its `multi-thread` variant.
+pub fn multi_thread_requested(args: &Args) -> bool {
+    args.variants.iter().any(|name| name == MULTI_THREAD)
+}
+
+/// A tokio server on a `multi_thread` runtime of `--threads` workers, one included.
+const fn multi_thread(server: &'static str, label: &'static str) -> Variant {
+    Variant {
+        server,
+        name: MULTI_THREAD,
+        label,
+        any_threads: true,
+        about: "tokio's multi_thread runtime at every --threads, 1 included (one worker thread \
+                beside main, instead of current_thread on main): the runtime \
+                tokio::task::block_in_place needs",
+    }
+}
+
+/// demo-hyper-tokio without the LIFO slot (`about` says what changes). Needs a build with
+/// `--cfg tokio_unstable`; without it the server says so and exits.
+pub const TOKIO_LIFO_SLOT_OFF: Variant = Variant {
+    server: "demo-hyper-tokio",
+    name: "lifo-slot-off",
+    label: "demo-hyper-tokio (LIFO slot off)",
+    any_threads: true,
+    about: "tokio's Builder::disable_lifo_slot (unstable API, in a build with --cfg \
+            tokio_unstable): a task woken or spawned by a worker goes to the back of that \
+            worker's queue, which idle workers steal from, instead of its LIFO slot, which they \
+            do not",
+};
+
+/// tokio's own answers' variants ([`crate::Route::TOKIO`]): the runtime `block_in_place`
+/// needs on each tokio server, and the LIFO slot's flip.
+pub const TOKIO_VARIANTS: [Variant; 3] = [
+    AXUM_MULTI_THREAD,
+    HYPER_TOKIO_MULTI_THREAD,
+    TOKIO_LIFO_SLOT_OFF,
+];
 
 /// The io_uring experiment's flips: each changes, on one io_uring server, how (or when) a
 /// queued operation reaches the kernel. The two `event_interval` variants are its flips too.
@@ -223,7 +292,7 @@ pub const RACE_VARIANTS: [Variant; 3] = [
 ];
 
 /// Every variant, of every server.
-pub const ALL: [Variant; 14] = [
+pub const ALL: [Variant; 17] = [
     SMOL_EXECUTOR_ON_MAIN,
     TOKIO_REACTOR_ON_WORKER,
     ACTIX_REQUEST_TIMEOUT_OFF,
@@ -238,6 +307,9 @@ pub const ALL: [Variant; 14] = [
     COMPIO_SQPOLL,
     NTEX_EPOLL,
     NTEX_DIRECT_WRITE,
+    AXUM_MULTI_THREAD,
+    HYPER_TOKIO_MULTI_THREAD,
+    TOKIO_LIFO_SLOT_OFF,
 ];
 
 /// The variants of the server named `server`, which its `--variant` accepts.
@@ -247,7 +319,7 @@ pub fn of_server(server: &str) -> impl Iterator<Item = &'static Variant> + '_ {
 
 impl Variant {
     /// Whether this server was started as the variant (`--variant NAME`; the parser allows it
-    /// with one reactor thread only).
+    /// with one reactor thread only, unless it runs at [any](Variant::any_threads)).
     pub fn requested(&self, args: &Args) -> bool {
         args.variants.iter().any(|name| name == self.name)
     }

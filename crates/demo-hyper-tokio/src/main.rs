@@ -16,17 +16,21 @@
 //!   `SqlitePool`, whose worker thread runs the query (sqlx's timers are tokio's here);
 //!   `/ok-file-await` awaits `tokio::fs::read`, which is `std::fs::read` in `spawn_blocking`
 //!   (tokio's `src/fs/read.rs` and `asyncify` in `src/fs/mod.rs`): the same blocking pool.
+//! - tokio's own answers: `/ok-block-in-place` sleeps in `tokio::task::block_in_place` (a 500
+//!   on `current_thread`, where it panics); `/join-block-in-place` and `/join-spawn-blocking`
+//!   join a timer with the sleep in one task; `/bad-after-spawn` spawns a task, then sleeps.
+//!   With `--variant lifo-slot-off` (a `tokio_unstable` build) the runtime has no LIFO slot.
 //! - Stalls: `for_hyper::serve` times every poll of every request under its route
 //!   (`--stall-ms`); `GET /stalls` reports them.
 //! - Events: with `--events`, `for_hyper::serve` records each connection as its accept loop
 //!   takes it and each request's start and end; `GET /events` reports them.
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use demo_contract::for_hyper::{self, Handlers, IoResult, Task};
+use demo_contract::for_hyper::{self, Answer, Handlers, IoResult, Task};
 use demo_contract::for_tokio::{self, Shutdown};
-use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu};
+use demo_contract::{CpuWork, Demo, Joined, Pong, Ran, Route, Spawned, Stack, Work, cpu};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -165,6 +169,49 @@ impl Handlers for HyperTokio {
         let file = demo.blockers.file()?;
         file.read_awaited(&STACK, Route::OkFileAwait, tokio::fs::read(file.path()))
             .await
+    }
+
+    /// Frees the worker's other tasks: tokio hands them to a new worker thread, and this one
+    /// sleeps. On `current_thread` it panics, caught as a 500.
+    async fn ok_block_in_place(&self, duration: Duration) -> Answer<Work> {
+        for_tokio::caught(|| {
+            tokio::task::block_in_place(|| STACK.sleep_here(Route::OkBlockInPlace, duration))
+        })
+    }
+
+    /// Holds its own task: the timer joined beside `block_in_place` fires only when the sleep
+    /// ends.
+    async fn join_block_in_place(&self, duration: Duration) -> Answer<Joined> {
+        let started = Instant::now();
+        let (fired, work) = tokio::join!(for_tokio::timer(started), async {
+            for_tokio::caught(|| {
+                tokio::task::block_in_place(|| STACK.sleep_here(Route::JoinBlockInPlace, duration))
+            })
+        });
+        Ok(Joined::new(work?, fired))
+    }
+
+    /// Frees its own task: the sleep is on a blocking-pool thread, so the timer fires on time.
+    async fn join_spawn_blocking(&self, duration: Duration) -> Answer<Joined> {
+        let started = Instant::now();
+        let (fired, work) = tokio::join!(
+            for_tokio::timer(started),
+            tokio::task::spawn_blocking(move || {
+                STACK.sleep_here(Route::JoinSpawnBlocking, duration)
+            }),
+        );
+        Ok(Joined::new(work.expect("the sleep does not panic"), fired))
+    }
+
+    /// Blocks the worker just after a spawn: the new task waits in this worker's LIFO slot,
+    /// which idle workers do not steal, until the sleep ends.
+    async fn bad_after_spawn(&self, duration: Duration) -> Answer<Spawned> {
+        let spawned = tokio::spawn(Ran::since(Instant::now()));
+        let work = STACK.sleep_here(Route::BadAfterSpawn, duration);
+        Ok(Spawned::new(
+            work,
+            spawned.await.expect("the task does not panic"),
+        ))
     }
 }
 

@@ -1,1 +1,1 @@
-demo_testkit::contract_tests!("demo-hyper-tokio");
+demo_testkit::contract_tests!(tokio "demo-hyper-tokio");

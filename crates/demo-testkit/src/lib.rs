@@ -3,6 +3,8 @@
 //!
 //! Each server crate's `tests/contract.rs` is one line, `demo_testkit::contract_tests!("NAME");`,
 //! which expands to one `#[test]` per check, each starting the real binary on `--port 0`. A
+//! server on tokio's scheduler uses `contract_tests!(tokio "NAME")`, which checks tokio's own
+//! routes where every other server checks their 404 ([`tokio`]). A
 //! server on io_uring uses `contract_tests!(io_uring "NAME")`: `/ok-cpu-yield` is checked
 //! against the runtime's event interval ([`ok_cpu_yield_waits_for_the_event_interval`]), and
 //! where the kernel refuses io_uring each check fails, or, with `ALLOW_SKIPS=1`, is counted
@@ -15,6 +17,7 @@
 //! - [`serving`]: HTTP behaviour (bad input, unknown paths, signals, loopback, descriptors);
 //! - [`stalls`]: the stall detector behind `/stalls`;
 //! - [`events`]: the event record behind `/events`;
+//! - [`tokio`]: tokio's own routes, answered on the tokio servers and 404 elsewhere;
 //! - [`harness`]: what they share (starting a server, a burst with a `/ping` into it, skips);
 //! - [`script`]: a shell script run as a reader pastes it (the README's one-minute demo).
 //!
@@ -31,6 +34,7 @@ pub mod script;
 pub mod serving;
 pub mod sleep;
 pub mod stalls;
+pub mod tokio;
 
 pub use cpu::*;
 pub use events::*;
@@ -39,13 +43,24 @@ pub use hidden::*;
 pub use serving::*;
 pub use sleep::*;
 pub use stalls::*;
+pub use tokio::*;
 
 /// Expands to one `#[test]` per contract check, run against the binary `$bin` of this crate.
 #[macro_export]
 macro_rules! contract_tests {
     ($bin:literal) => {
         $crate::contract_tests!(@checks each, $bin, ok_cpu_yield_shares_the_reactor,
-            hidden_file_read_blocks_only_on_the_reactor);
+            hidden_file_read_blocks_only_on_the_reactor, [tokio_routes_are_404_elsewhere]);
+    };
+    // A server on tokio's own scheduler: it serves tokio's routes (`Route::TOKIO`).
+    (tokio $bin:literal) => {
+        $crate::contract_tests!(@checks each, $bin, ok_cpu_yield_shares_the_reactor,
+            hidden_file_read_blocks_only_on_the_reactor, [
+                block_in_place_is_a_500_on_current_thread,
+                block_in_place_frees_the_one_worker,
+                the_timer_beside_block_in_place_waits_for_the_sleep,
+                the_task_spawned_before_a_block_waits_in_the_lifo_slot
+            ]);
     };
     // A server on io_uring: where the kernel refuses io_uring, each check fails, or is
     // counted as skipped with `ALLOW_SKIPS=1` (see `skip`); `/ok-cpu-yield` is checked against the runtime's event interval, which
@@ -53,10 +68,11 @@ macro_rules! contract_tests {
     // to a free reactor (see the checks).
     (io_uring $bin:literal) => {
         $crate::contract_tests!(@checks io_uring, $bin, ok_cpu_yield_waits_for_the_event_interval,
-            hidden_file_read_on_io_uring);
+            hidden_file_read_on_io_uring, [tokio_routes_are_404_elsewhere]);
     };
     // The checks, with the ones of `/ok-cpu-yield` and the file routes that fit the server.
-    (@checks $arm:ident, $bin:literal, $yield_check:ident, $file_check:ident) => {
+    (@checks $arm:ident, $bin:literal, $yield_check:ident, $file_check:ident,
+        [$($tokio_check:ident),+]) => {
         $crate::contract_tests!(@$arm env!(concat!("CARGO_BIN_EXE_", $bin)) =>
             ping_describes_the_server,
             bad_serialises_on_the_reactor,
@@ -89,7 +105,8 @@ macro_rules! contract_tests {
             a_block_under_the_threshold_is_no_stall,
             stall_ms_0_turns_the_detector_off,
             events_record_accepts_and_handlers_in_order_and_drain,
-            events_are_off_without_the_flag
+            events_are_off_without_the_flag,
+            $($tokio_check),+
         );
     };
     (@io_uring $binary:expr => $($check:ident),*) => {

@@ -85,6 +85,7 @@ reference_checks!(
     fastapi_client_paths_work_unchanged,
     bad_ms_is_a_400_in_json_and_the_server_goes_on,
     unknown_paths_are_404_and_other_methods_405,
+    tokio_routes_are_404_elsewhere,
     blocking_threads_flag_sizes_the_offload_pool,
     sigterm_exits_0_promptly,
     sigint_exits_0_promptly,

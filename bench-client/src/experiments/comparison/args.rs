@@ -64,6 +64,12 @@ pub struct ComparisonArgs {
     #[arg(long, value_enum, default_value_t = FileCache::Hot)]
     pub file_cache: FileCache,
 
+    /// Start each spawned server as its variant NAME, at every --threads it runs at (e.g.
+    /// multi-thread: tokio's multi_thread runtime, one worker at --threads 1); a server without
+    /// one is left out
+    #[arg(long, value_name = "NAME", value_parser = variant_name)]
+    pub variant: Option<String>,
+
     /// Folder for RESULTS.md and results.json
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -87,6 +93,7 @@ impl ComparisonArgs {
             server: self.spawn.options(),
             file_mb: self.file_mb,
             file_cache: self.file_cache,
+            variant: self.variant.clone(),
         }
     }
 
@@ -102,10 +109,28 @@ impl ComparisonArgs {
             label: label.clone(),
             endpoint: endpoint.clone(),
         });
-        target::for_comparison(
-            &self.spawn.servers,
-            &self.spawn.folders(),
-            externals.collect(),
-        )
+        let folders = self.spawn.folders();
+        let (targets, mut notes) =
+            target::for_comparison(&self.spawn.servers, &folders, externals.collect());
+        let Some(variant) = &self.variant else {
+            return (targets, notes);
+        };
+        let (targets, left_out) = target::as_variants(targets, variant, &folders.bin_dir);
+        notes.extend(left_out);
+        (targets, notes)
+    }
+}
+
+/// A variant of some server, any thread count allowed: one the comparison can run.
+fn variant_name(name: &str) -> Result<String, String> {
+    let any_threads = demo_contract::variant::ALL.iter().filter(|v| v.any_threads);
+    let names: Vec<&str> = any_threads.map(|variant| variant.name).collect();
+    if names.contains(&name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "{name:?} is no variant the comparison can run; choose from {}",
+            names.join(", ")
+        ))
     }
 }

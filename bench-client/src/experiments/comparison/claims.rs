@@ -11,8 +11,35 @@ const COMPARISON: &str = "results";
 const CPU: &str = "results/cpu";
 const THREADS: &str = "results/threads";
 const HIDDEN: &str = "results/hidden";
+const BLOCK_IN_PLACE: &str = "results/block-in-place";
 
 pub const CLAIMS: &[Claim<Report>] = &[
+    Claim {
+        name: "comparison.block-in-place-takes-about-one-sleep-on-one-worker",
+        dir: BLOCK_IN_PLACE,
+        holds: |report| {
+            let one_worker = report.cases.iter().filter(|case| case.reactor_threads == 1);
+            expect(one_worker.count() > 0, || {
+                "no case on one worker".to_owned()
+            })?;
+            every_case(report, "/ok-block-in-place", |case| {
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                let p99 = case.open_loop.as_ref().and_then(|open| open.p99_ms);
+                let quick = p99.is_some_and(|p99| p99 < case.sleep_ms as f64 / 10.0);
+                case.verdict == Verdict::Concurrent && sleeps < 1.5 && quick
+            })
+        },
+    },
+    Claim {
+        name: "comparison.the-stall-detector-counts-every-block-in-place",
+        dir: BLOCK_IN_PLACE,
+        holds: |report| {
+            every_case(report, "/ok-block-in-place", |case| {
+                let slow = case.stalls.as_ref().map(|stalls| stalls.slow_polls);
+                slow.is_some_and(|slow| slow >= case.n as u64)
+            })
+        },
+    },
     Claim {
         name: "comparison.nine-stacks",
         dir: COMPARISON,

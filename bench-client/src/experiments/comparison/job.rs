@@ -10,7 +10,7 @@ use crate::experiments::{JobRun, SHORT_SLEEP_MS, job_run};
 const HIDDEN_SLEEP_MS: &str = "200";
 
 /// In the main job's order.
-pub const RUNS: [JobRun; 8] = [
+pub const RUNS: [JobRun; 9] = [
     job_run(
         "the comparison (results/, README.md's block)",
         &["--readme", README],
@@ -68,6 +68,23 @@ pub const RUNS: [JobRun; 8] = [
     ),
     job_run("the detector on (results/detector-on/)", &DETECTOR_ON),
     job_run("the detector off (results/detector-off/)", &DETECTOR_OFF),
+    job_run(
+        "tokio's block_in_place, on one worker and two (results/block-in-place/)",
+        &[
+            "--servers",
+            "demo-axum,demo-hyper-tokio",
+            "--variant",
+            "multi-thread",
+            "--routes",
+            "/bad,/ok-blocking,/ok-await,/ok-block-in-place",
+            "--threads",
+            "1,2",
+            "--sleep-ms",
+            SHORT_SLEEP_MS,
+            "--out",
+            "results/block-in-place",
+        ],
+    ),
 ];
 
 const DETECTOR_ON: [&str; 8] = detector("100", "results/detector-on");

@@ -55,6 +55,9 @@ pub struct Plan {
     /// Whether the page cache holds that file when a burst of them starts.
     #[serde(default)]
     pub file_cache: FileCache,
+    /// The variant every spawned server was started as (`--variant`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 fn default_file_mb() -> u64 {
@@ -85,6 +88,7 @@ impl Default for Plan {
             server: ServerOptions::default(),
             file_mb: DEFAULT_FILE_MB,
             file_cache: FileCache::Hot,
+            variant: None,
         }
     }
 }
