@@ -160,9 +160,10 @@ fn handler_names(sources: &Sources, stack: &str) -> Result<BTreeMap<String, Stri
     };
     let main_rs = file(&format!("crates/{stack}/src/main.rs"))?;
     if routes::implements_handlers(main_rs) {
-        Ok(routes::hyper_dispatch(file(
-            "crates/demo-contract/src/for_hyper.rs",
-        )?))
+        let defined = routes::handlers_methods(main_rs);
+        let mut dispatch = routes::hyper_dispatch(file("crates/demo-contract/src/for_hyper.rs")?);
+        dispatch.retain(|_, method| defined.contains(method));
+        Ok(dispatch)
     } else {
         Ok(routes::registered(main_rs))
     }

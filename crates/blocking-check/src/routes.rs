@@ -64,9 +64,31 @@ pub fn registered(main_rs: &syn::File) -> BTreeMap<String, String> {
 
 /// Whether a server's handlers are the hyper adapter's `Handlers` trait.
 pub fn implements_handlers(main_rs: &syn::File) -> bool {
-    main_rs.items.iter().any(|item| {
-        matches!(item, syn::Item::Impl(imp)
-            if imp.trait_.as_ref().is_some_and(|(_, path, _)| path.is_ident("Handlers")))
+    handlers_impls(main_rs).next().is_some()
+}
+
+/// The methods a hyper server's `impl Handlers` defines: a route whose method is not among
+/// them is answered by the trait's default, which is no handler of the server's.
+pub fn handlers_methods(main_rs: &syn::File) -> Vec<String> {
+    (handlers_impls(main_rs).flat_map(|imp| &imp.items))
+        .filter_map(|item| match item {
+            syn::ImplItem::Fn(method) => Some(method.sig.ident.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn handlers_impls(main_rs: &syn::File) -> impl Iterator<Item = &syn::ItemImpl> {
+    main_rs.items.iter().filter_map(|item| match item {
+        syn::Item::Impl(imp)
+            if imp
+                .trait_
+                .as_ref()
+                .is_some_and(|(_, path, _)| path.is_ident("Handlers")) =>
+        {
+            Some(imp)
+        }
+        _ => None,
     })
 }
 

@@ -176,7 +176,11 @@ async fn ok_file_await(State(demo): State<Demo>) -> Result<IoWork, ApiError> {
 /// sleeps. On `current_thread` it panics, caught as a 500.
 async fn ok_block_in_place(Sleep(duration): Sleep) -> Result<Work, ApiError> {
     for_tokio::caught(|| {
-        tokio::task::block_in_place(|| STACK.sleep_here(Route::OkBlockInPlace, duration))
+        tokio::task::block_in_place(|| {
+            let work = STACK.work_here(Route::OkBlockInPlace, duration);
+            std::thread::sleep(duration);
+            work
+        })
     })
 }
 
@@ -185,7 +189,11 @@ async fn join_block_in_place(Sleep(duration): Sleep) -> Result<Joined, ApiError>
     let started = Instant::now();
     let (fired, work) = tokio::join!(for_tokio::timer(started), async {
         for_tokio::caught(|| {
-            tokio::task::block_in_place(|| STACK.sleep_here(Route::JoinBlockInPlace, duration))
+            tokio::task::block_in_place(|| {
+                let work = STACK.work_here(Route::JoinBlockInPlace, duration);
+                std::thread::sleep(duration);
+                work
+            })
         })
     });
     Ok(Joined::new(work?, fired))
@@ -196,7 +204,11 @@ async fn join_spawn_blocking(Sleep(duration): Sleep) -> Joined {
     let started = Instant::now();
     let (fired, work) = tokio::join!(
         for_tokio::timer(started),
-        tokio::task::spawn_blocking(move || STACK.sleep_here(Route::JoinSpawnBlocking, duration)),
+        tokio::task::spawn_blocking(move || {
+            let work = STACK.work_here(Route::JoinSpawnBlocking, duration);
+            std::thread::sleep(duration);
+            work
+        }),
     );
     Joined::new(work.expect("the sleep does not panic"), fired)
 }
@@ -205,7 +217,8 @@ async fn join_spawn_blocking(Sleep(duration): Sleep) -> Joined {
 /// idle workers do not steal, until the sleep ends.
 async fn bad_after_spawn(Sleep(duration): Sleep) -> Spawned {
     let spawned = tokio::spawn(Ran::since(Instant::now()));
-    let work = STACK.sleep_here(Route::BadAfterSpawn, duration);
+    let work = STACK.work_here(Route::BadAfterSpawn, duration);
+    std::thread::sleep(duration);
     Spawned::new(work, spawned.await.expect("the task does not panic"))
 }
 

@@ -186,14 +186,6 @@ impl Stack {
         }
     }
 
-    /// The body of a work route after sleeping `slept` here: [`Stack::work_here`], then
-    /// `std::thread::sleep`, for the handlers whose lesson is where that runs, not the sleep.
-    pub fn sleep_here(&self, route: Route, slept: Duration) -> Work {
-        let work = self.work_here(route, slept);
-        std::thread::sleep(slept);
-        work
-    }
-
     /// The body of a CPU route, after computing here, at once, until this thread has spent
     /// `cpu` of its own CPU time ([`cpu::burn`]).
     pub fn burn_here(&self, route: Route, cpu: Duration) -> CpuWork {

@@ -175,7 +175,11 @@ impl Handlers for HyperTokio {
     /// sleeps. On `current_thread` it panics, caught as a 500.
     async fn ok_block_in_place(&self, duration: Duration) -> Answer<Work> {
         for_tokio::caught(|| {
-            tokio::task::block_in_place(|| STACK.sleep_here(Route::OkBlockInPlace, duration))
+            tokio::task::block_in_place(|| {
+                let work = STACK.work_here(Route::OkBlockInPlace, duration);
+                std::thread::sleep(duration);
+                work
+            })
         })
     }
 
@@ -185,7 +189,11 @@ impl Handlers for HyperTokio {
         let started = Instant::now();
         let (fired, work) = tokio::join!(for_tokio::timer(started), async {
             for_tokio::caught(|| {
-                tokio::task::block_in_place(|| STACK.sleep_here(Route::JoinBlockInPlace, duration))
+                tokio::task::block_in_place(|| {
+                    let work = STACK.work_here(Route::JoinBlockInPlace, duration);
+                    std::thread::sleep(duration);
+                    work
+                })
             })
         });
         Ok(Joined::new(work?, fired))
@@ -197,7 +205,9 @@ impl Handlers for HyperTokio {
         let (fired, work) = tokio::join!(
             for_tokio::timer(started),
             tokio::task::spawn_blocking(move || {
-                STACK.sleep_here(Route::JoinSpawnBlocking, duration)
+                let work = STACK.work_here(Route::JoinSpawnBlocking, duration);
+                std::thread::sleep(duration);
+                work
             }),
         );
         Ok(Joined::new(work.expect("the sleep does not panic"), fired))
@@ -207,7 +217,8 @@ impl Handlers for HyperTokio {
     /// which idle workers do not steal, until the sleep ends.
     async fn bad_after_spawn(&self, duration: Duration) -> Answer<Spawned> {
         let spawned = tokio::spawn(Ran::since(Instant::now()));
-        let work = STACK.sleep_here(Route::BadAfterSpawn, duration);
+        let work = STACK.work_here(Route::BadAfterSpawn, duration);
+        std::thread::sleep(duration);
         Ok(Spawned::new(
             work,
             spawned.await.expect("the task does not panic"),
