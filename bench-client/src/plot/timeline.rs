@@ -44,6 +44,8 @@ const TITLE_H: u32 = 58;
 const HEADER_H: u32 = 42;
 /// The stack names, left of the panels.
 const LABEL_W: u32 = 176;
+/// The longest row label drawn on one line in [`LABEL_W`].
+const LABEL_CHARS: usize = 22;
 const RIGHT_MARGIN: u32 = 14;
 const PANEL_GAP: u32 = 18;
 const ROW_H: u32 = 112;
@@ -209,11 +211,23 @@ where
     // The panel's units map to pixels from the bottom of the row up.
     let y_of = |units: f64| (top as f64 + ROW_H as f64 * (1.0 - units / PANEL_TOP)) as i32;
     let name_y = y_of((REQUESTS.start + REQUESTS.end) / 2.0);
-    root.draw(&Text::new(
-        row.label.clone(),
-        (x, name_y),
-        text_style(LABEL_SIZE, BLACK, right),
-    ))?;
+    // A variant's label is its server's name and, on a line of its own, what it changes:
+    // on one line it would run off the figure's left edge.
+    let lines = match row.label.split_once(" (") {
+        Some((server, variant)) if row.label.len() > LABEL_CHARS => {
+            vec![server.to_owned(), format!("({variant}")]
+        }
+        _ => vec![row.label.clone()],
+    };
+    let first_y = name_y - (lines.len() as i32 - 1) * LABEL_SIZE as i32 / 2;
+    for (line, text) in lines.into_iter().enumerate() {
+        let y = first_y + line as i32 * LABEL_SIZE as i32;
+        root.draw(&Text::new(
+            text,
+            (x, y),
+            text_style(LABEL_SIZE, BLACK, right),
+        ))?;
+    }
     let small = text_style(SMALL_SIZE - 2, GUIDE, right);
     root.draw(&Text::new(
         "closed-loop ping",

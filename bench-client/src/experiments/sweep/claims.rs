@@ -110,15 +110,17 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         },
     },
     Claim {
-        name: "sweep.scale-ok-await-at-ten-thousand-well-above-a-sleep-with-the-server-busier",
+        name: "sweep.scale-ok-await-at-ten-thousand-well-above-a-sleep-with-little-steal",
         dir: SCALE,
         holds: |sweep| {
             every_point(sweep, "/ok-await", |sweep, point| {
                 let cpu = point.confounders.cpu.as_ref();
                 let busier = cpu
                     .is_some_and(|cpu| cpu.server_ms.is_some_and(|server| cpu.client_ms < server));
-                let little_steal =
-                    cpu.is_some_and(|cpu| cpu.steal_ms.is_some_and(|steal| steal <= 10.0));
+                let little_steal = cpu.is_some_and(|cpu| {
+                    cpu.steal_ms
+                        .is_some_and(|steal| steal <= point.wall_ms / 10.0)
+                });
                 point.n < 10_000
                     || (point.wall_ms > 2.0 * sweep.plan.sleep_ms as f64 && busier && little_steal)
             })

@@ -95,8 +95,13 @@ fn timeline_cases(report: &Report) -> Vec<&Case> {
 /// None from results written before timelines were recorded.
 pub fn timelines(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
     let cases = timeline_cases(report);
-    let mut targets = report.targets();
-    targets.retain(|target| cases.iter().any(|case| case.target == *target));
+    // One row per target: a run at several thread counts lists each target once per count.
+    let mut targets: Vec<&str> = Vec::new();
+    for target in report.targets() {
+        if !targets.contains(&target) && cases.iter().any(|case| case.target == target) {
+            targets.push(target);
+        }
+    }
     if targets.is_empty() {
         return Ok(Vec::new());
     }
