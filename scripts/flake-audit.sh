@@ -42,6 +42,7 @@ TARGETS=(
     "bench-client health"
     "bench-client at_rest"
     "bench-client uring"
+    "bench-client tokio_answers"
     "bench-client detectors"
     "bench-client faults"
     "bench-client end_to_end"

@@ -41,6 +41,7 @@ impl TokioArgs {
             sleep_ms: self.sleep_ms,
             join_workers: defaults::JOIN_WORKERS,
             workers: self.workers.clone(),
+            server: self.spawn.options(),
         }
     }
 }

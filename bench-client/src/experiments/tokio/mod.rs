@@ -25,7 +25,9 @@ use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::burst::REQUEST_TIMEOUT;
 use crate::measure::environment::Environment;
 use crate::measure::http::{Reply, get_once};
-use crate::measure::session::{self, Event, Failure, PAUSE, Running, ServerSetup, Step};
+use crate::measure::session::{
+    self, Event, Failure, PAUSE, Running, ServerOptions, ServerSetup, Step,
+};
 use crate::measure::target::{self, Launcher, Target};
 use crate::measure::work::WorkPath;
 use crate::progress::Stage;
@@ -135,6 +137,9 @@ pub struct TokioPlan {
     pub join_workers: usize,
     /// The workers of the LIFO slot's trials, each in turn (`--threads`).
     pub workers: Vec<usize>,
+    /// The spawned servers' settings, where not their defaults.
+    #[serde(flatten)]
+    pub server: ServerOptions,
 }
 
 /// The servers it starts: the tokio servers as built, and demo-hyper-tokio's build with
@@ -147,7 +152,7 @@ pub struct TokioTargets {
 
 /// The LIFO slot's settings: demo-hyper-tokio built with `--cfg tokio_unstable` (`scripts/run.sh`
 /// builds it), stock and as [`TOKIO_LIFO_SLOT_OFF`], so that the slot is the one difference.
-fn lifo_targets(bin_dir: &Path) -> [Target; 2] {
+pub fn lifo_targets(bin_dir: &Path) -> [Target; 2] {
     let unstable = target::unstable_bin_dir(bin_dir);
     let server = TOKIO_LIFO_SLOT_OFF.server;
     let stock = Target::Spawn {
@@ -302,6 +307,7 @@ pub async fn tokio_answers(
     };
     let setup = ServerSetup {
         sleep_ms: plan.sleep_ms,
+        options: plan.server,
         ..ServerSetup::default()
     };
     for (step, schedule) in plan.schedules(targets) {
