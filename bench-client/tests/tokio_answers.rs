@@ -5,6 +5,7 @@
 
 mod common;
 
+use bench_client::experiments::tokio::claims::CURRENT_THREAD_PANIC;
 use bench_client::experiments::tokio::{
     SERVERS, TokioPlan, TokioTargets, lifo_targets, tally, tokio_answers,
 };
@@ -50,10 +51,7 @@ async fn each_answer_keeps_its_shape_and_the_slot_flips_the_spawned_task() {
     );
     for refusal in &report.refusals {
         assert_eq!(refusal.status, 500, "{refusal:?}");
-        assert!(
-            refusal.error.contains("multi-threaded runtime"),
-            "{refusal:?}"
-        );
+        assert!(refusal.error.contains(CURRENT_THREAD_PANIC), "{refusal:?}");
     }
 
     let joins = tally::joins(&report);

@@ -7,17 +7,13 @@
 
 use std::path::Path;
 
+use bench_client::experiments::tokio::claims::CURRENT_THREAD_PANIC;
 use bench_client::measure::http::Endpoint;
 use bench_client::measure::target;
 use demo_contract::variant::{self, TOKIO_LIFO_SLOT_OFF};
 use demo_contract::{Joined, Pong, Route, Spawned};
 
 use crate::harness::*;
-
-/// What tokio's panic says when `block_in_place` runs on a `current_thread` runtime
-/// (`runtime/scheduler/multi_thread/worker.rs`).
-const CURRENT_THREAD_PANIC: &str =
-    "can call blocking only when running on the multi-threaded runtime";
 
 /// Every server that does not run tokio answers each of tokio's routes 404, saying so.
 pub fn tokio_routes_are_404_elsewhere(binary: &str) {

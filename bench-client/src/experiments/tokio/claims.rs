@@ -6,8 +6,9 @@ use crate::experiments::claims::{Claim, expect};
 
 const TOKIO: &str = "results/tokio";
 
-/// What tokio's panic says when `block_in_place` runs on `current_thread`.
-const CURRENT_THREAD_PANIC: &str =
+/// What tokio's panic says when `block_in_place` runs on `current_thread`
+/// (`runtime/scheduler/multi_thread/worker.rs`): the reason the tokio servers' 500 gives.
+pub const CURRENT_THREAD_PANIC: &str =
     "can call blocking only when running on the multi-threaded runtime";
 
 pub const CLAIMS: &[Claim<TokioReport>] = &[

@@ -33,7 +33,7 @@ use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 
 mod args;
-mod claims;
+pub mod claims;
 pub mod tally;
 pub mod views;
 
