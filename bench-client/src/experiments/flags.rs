@@ -13,9 +13,9 @@ use crate::measure::target::{self, Folders, Target};
 /// Which servers to spawn, and where to find them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerArgs {
-    /// Servers to spawn, comma-separated: the seven demo servers and the FastAPI reference
+    /// Servers to spawn, comma-separated: the nine demo servers and the FastAPI reference
     /// targets (fastapi-asyncio, fastapi-uvloop), or `all` [default: all of them, unless
-    /// --url is given (the sweep: the seven demo servers); the FastAPI ones only where their
+    /// --url is given (the sweep: the nine demo servers); the FastAPI ones only where their
     /// venv is set up]
     #[arg(long, value_delimiter = ',', value_parser = server_name)]
     pub servers: Vec<String>,

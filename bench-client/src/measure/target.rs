@@ -15,9 +15,9 @@ pub use process::{
     DROP_GRACE, HEALTH_PORT_FLAG, READY_WITHIN, STOP_WITHIN, ServerProcess, StderrTail, TargetError,
 };
 
-/// The seven demo servers, in the order the comparison runs them: the five on readiness
-/// (epoll) runtimes, then the two thread-per-core ones on io_uring.
-pub const SERVERS: [&str; 7] = [
+/// The nine demo servers, in the order the comparison runs them: the five on readiness
+/// (epoll) runtimes, then the four thread-per-core ones on io_uring.
+pub const SERVERS: [&str; 9] = [
     "demo-axum",
     "demo-actix",
     "demo-hyper-tokio",
@@ -25,6 +25,8 @@ pub const SERVERS: [&str; 7] = [
     "demo-hyper-smol",
     "demo-axum-compio",
     "demo-ntex",
+    "demo-hyper-glommio",
+    "demo-hyper-monoio",
 ];
 
 /// How many of [`SERVERS`], from the first, run on readiness (epoll) runtimes.

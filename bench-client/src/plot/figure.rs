@@ -12,9 +12,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{HEIGHT, Mark, PlotError, WIDTH};
 
 /// Okabe–Ito's seven colours, distinct for readers with the common colour-vision
-/// deficiencies, then two of Paul Tol's muted scheme: one colour for each of the nine
-/// targets (seven stacks, two FastAPI loops). Series beyond the ninth reuse them.
-pub(super) const PALETTE: [RGBColor; 9] = [
+/// deficiencies, then four of Paul Tol's muted scheme: one colour for each of the eleven
+/// targets (nine stacks, two FastAPI loops). Series beyond the eleventh reuse them.
+pub(super) const PALETTE: [RGBColor; 11] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
@@ -24,6 +24,8 @@ pub(super) const PALETTE: [RGBColor; 9] = [
     RGBColor(0, 0, 0),       // black
     RGBColor(136, 34, 85),   // wine
     RGBColor(153, 153, 51),  // olive
+    RGBColor(51, 34, 136),   // indigo
+    RGBColor(68, 170, 153),  // teal
 ];
 /// The radius of a measured point's dot, in pixels.
 const DOT_RADIUS: i32 = 3;

@@ -214,6 +214,14 @@ impl ApiError {
         }
     }
 
+    /// 500: `what` panicked; the error gives the panic's message.
+    pub fn panicked(what: &str, panic: &(dyn std::any::Any + Send)) -> Self {
+        let reason = (panic.downcast_ref::<&str>().copied())
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic without a message");
+        ApiError::internal(format!("{what} panicked: {reason}"))
+    }
+
     /// 502: the upstream the route calls failed.
     pub fn bad_gateway(error: impl Into<String>) -> Self {
         ApiError {

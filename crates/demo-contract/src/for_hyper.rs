@@ -8,12 +8,13 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_lite::{Stream, StreamExt as _, future};
+use futures_lite::{FutureExt as _, Stream, StreamExt as _, future};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::rt::{Read, Timer, Write};
@@ -105,6 +106,20 @@ pub async fn respond<H: Handlers, B>(
     } else {
         Duration::ZERO
     };
+    // A handler's panic is its request's 500, and the server goes on: on a thread-per-core
+    // runtime it would otherwise unwind through the runtime and end the thread.
+    let answered = AssertUnwindSafe(answer_route(handlers, demo, route, duration));
+    (answered.catch_unwind().await)
+        .unwrap_or_else(|panic| error(ApiError::panicked("the handler", &*panic)))
+}
+
+/// Answers one request to `route`, whose sleep (or CPU time, or delay) is `duration`.
+async fn answer_route<H: Handlers>(
+    handlers: &H,
+    demo: &Demo,
+    route: Route,
+    duration: Duration,
+) -> Response<Full<Bytes>> {
     match route {
         Route::Ping => ok(handlers.ping(demo).await),
         Route::Stalls => json(200, demo.stalls().0.into_bytes()),

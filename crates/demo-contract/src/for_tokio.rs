@@ -146,12 +146,8 @@ fn lifo_slot_off(_: &mut Builder) -> io::Result<()> {
 /// `current_thread` runtime into a 500 that gives the panic's reason: the request fails, the
 /// server goes on (uncaught, the panic would end the connection's task without an answer).
 pub fn caught<T>(blocking: impl FnOnce() -> T) -> Result<T, ApiError> {
-    catch_unwind(AssertUnwindSafe(blocking)).map_err(|panic| {
-        let reason = (panic.downcast_ref::<&str>().copied())
-            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("a panic without a message");
-        ApiError::internal(format!("tokio::task::block_in_place panicked: {reason}"))
-    })
+    catch_unwind(AssertUnwindSafe(blocking))
+        .map_err(|panic| ApiError::panicked("tokio::task::block_in_place", &*panic))
 }
 
 /// The join routes' timer: due [`JOIN_TIMER`] after `started`, it gives how long after

@@ -30,7 +30,8 @@
 //!
 //! The `for_*` modules, each behind the feature of the same name, glue these to one stack:
 //! `for_axum`, `for_actix`, `for_hyper`, `for_tokio` and `for_async_io` on readiness (epoll)
-//! runtimes, `for_compio` and `for_ntex` on thread-per-core runtimes over io_uring.
+//! runtimes, `for_compio`, `for_ntex`, `for_glommio` and `for_monoio` on thread-per-core
+//! runtimes over io_uring (the last two through `for_local`, hyper's side of them).
 
 mod args;
 pub mod blockers;
@@ -74,8 +75,14 @@ pub mod for_async_io;
 pub mod for_axum;
 #[cfg(feature = "compio")]
 pub mod for_compio;
+#[cfg(feature = "glommio")]
+pub mod for_glommio;
 #[cfg(feature = "hyper")]
 pub mod for_hyper;
+#[cfg(feature = "local")]
+pub mod for_local;
+#[cfg(feature = "monoio")]
+pub mod for_monoio;
 #[cfg(feature = "ntex")]
 pub mod for_ntex;
 #[cfg(feature = "tokio")]

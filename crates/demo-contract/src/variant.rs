@@ -26,6 +26,9 @@
 //! - the `multi-thread` variants of the tokio servers and [`TOKIO_LIFO_SLOT_OFF`], tokio's own
 //!   answers' ([`TOKIO_VARIANTS`]), in `for_tokio::runtime`; these two run at any
 //!   `--threads`.
+//! - [`MONOIO_NO_POOL`] and [`MONOIO_EXECUTE_LOCAL`] ([`MONOIO_VARIANTS`]), which run at any
+//!   `--threads` too, in `for_monoio::run`'s runtime builder;
+//! - [`GLOMMIO_STALL_DETECTOR`], the detectors experiment's, in `for_glommio::run`'s.
 
 use crate::Args;
 
@@ -258,6 +261,54 @@ pub const TOKIO_LIFO_SLOT_OFF: Variant = Variant {
             do not",
 };
 
+/// demo-hyper-monoio on monoio's stock `RuntimeBuilder`: no thread pool attached (`about`
+/// says what changes).
+pub const MONOIO_NO_POOL: Variant = Variant {
+    server: "demo-hyper-monoio",
+    name: "no-pool",
+    label: "demo-hyper-monoio (no pool)",
+    any_threads: true,
+    about: "monoio's RuntimeBuilder without attach_thread_pool, as it comes: its blocking \
+            strategy is BlockingStrategy::Panic, so monoio::spawn_blocking panics (\"execute \
+            blocking task without thread pool attached\", monoio's blocking.rs) and every \
+            route that offloads answers 500",
+};
+
+/// What monoio's `spawn_blocking` panics with when no pool is attached (monoio's
+/// `blocking.rs`), as [`MONOIO_NO_POOL`]'s 500 gives it.
+pub const MONOIO_NO_POOL_PANIC: &str = "execute blocking task without thread pool attached";
+
+/// demo-hyper-monoio running `spawn_blocking`'s closure where it is called (`about` says what
+/// changes).
+pub const MONOIO_EXECUTE_LOCAL: Variant = Variant {
+    server: "demo-hyper-monoio",
+    name: "execute-local",
+    label: "demo-hyper-monoio (execute local)",
+    any_threads: true,
+    about: "monoio's RuntimeBuilder::with_blocking_strategy(BlockingStrategy::ExecuteLocal) \
+            and no thread pool, the other way out its panic names: monoio::spawn_blocking runs \
+            the closure at once, on the reactor thread that called it",
+};
+
+/// monoio's two ways of running `spawn_blocking` without a pool: the side-by-side flips of
+/// demo-hyper-monoio's stock pool.
+pub const MONOIO_VARIANTS: [Variant; 2] = [MONOIO_NO_POOL, MONOIO_EXECUTE_LOCAL];
+
+/// demo-hyper-glommio with glommio's stall detector (`about` says what changes).
+pub const GLOMMIO_STALL_DETECTOR: Variant = Variant {
+    server: "demo-hyper-glommio",
+    name: "stall-detector",
+    label: "demo-hyper-glommio (glommio stall detector)",
+    any_threads: false,
+    about: "glommio's LocalExecutorBuilder::detect_stalls with its defaults (a task queue \
+            running 10 ms past its 100 ms preemption budget; glommio's executor/stall.rs): a \
+            timerfd armed as the queue starts running, whose thread sends SIGUSR1 to the \
+            executor's thread once it fires; the signal handler records the stalled thread's \
+            backtrace, and when the queue yields, DefaultStallDetectionHandler's stall() logs \
+            glommio's report (executor, queue, overage, budget, then the backtrace) with \
+            log::warn!, which env_logger prints on stderr",
+};
+
 /// tokio's own answers' variants ([`crate::Route::TOKIO`]): the runtime `block_in_place`
 /// needs on each tokio server, and the LIFO slot's flip.
 pub const TOKIO_VARIANTS: [Variant; 3] = [
@@ -292,7 +343,7 @@ pub const RACE_VARIANTS: [Variant; 3] = [
 ];
 
 /// Every variant, of every server.
-pub const ALL: [Variant; 17] = [
+pub const ALL: [Variant; 20] = [
     SMOL_EXECUTOR_ON_MAIN,
     TOKIO_REACTOR_ON_WORKER,
     ACTIX_REQUEST_TIMEOUT_OFF,
@@ -310,6 +361,9 @@ pub const ALL: [Variant; 17] = [
     AXUM_MULTI_THREAD,
     HYPER_TOKIO_MULTI_THREAD,
     TOKIO_LIFO_SLOT_OFF,
+    MONOIO_NO_POOL,
+    MONOIO_EXECUTE_LOCAL,
+    GLOMMIO_STALL_DETECTOR,
 ];
 
 /// The variants of the server named `server`, which its `--variant` accepts.

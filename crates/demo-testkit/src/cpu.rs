@@ -231,6 +231,28 @@ pub fn ok_cpu_yield_waits_for_the_event_interval(binary: &str) {
     }
 }
 
+/// On glommio and monoio, a `/ping` into a burst of `/ok-cpu-yield` waits as on a held
+/// reactor, past half a unit of work ([`CPU_WORK`], 100 ms). glommio's handler asks
+/// `glommio::yield_if_needed` after every slice, which yields only once the task queue has run
+/// past its preemption budget (100 ms by default) or latency-sensitive I/O waits; a new request
+/// is neither. monoio's handler yields after every slice (`yield_now`), and the ping still
+/// waits for the whole burst (the results' CPU page measures it).
+pub fn ok_cpu_yield_does_not_let_a_ping_in(binary: &str) {
+    let path = Route::OkCpuYield.path();
+    let burst = cpu_burst(binary, path);
+    assert!(
+        burst.ping >= CPU_WORK / 2,
+        "/ping during {path} took only {}: it got in between the slices",
+        in_ms(burst.ping)
+    );
+    assert!(
+        burst.work.iter().all(|body| body.work.on_reactor),
+        "{:?}",
+        burst.work
+    );
+    assert_eq!(cpu_threads(&burst.work).len(), 1, "{:?}", burst.work);
+}
+
 /// The pool's unit of work: twice the cores' units at once leave the reactor thread a share
 /// of a core only (the FastAPI app's loop, four processes computing beside it on two cores
 /// and a busy loop, answered a `/ping` in 82 ms), so its units are longer than [`CPU_WORK`]

@@ -8,7 +8,10 @@
 //! server on io_uring uses `contract_tests!(io_uring "NAME")`: `/ok-cpu-yield` is checked
 //! against the runtime's event interval ([`ok_cpu_yield_waits_for_the_event_interval`]), and
 //! where the kernel refuses io_uring each check fails, or, with `ALLOW_SKIPS=1`, is counted
-//! as skipped ([`skip`]): a skip never passes for a test that ran.
+//! as skipped ([`skip`]): a skip never passes for a test that ran. hyper on glommio or monoio
+//! uses `contract_tests!(local "NAME")`, the io_uring checks with `/ok-cpu-yield` holding a
+//! `/ping` ([`ok_cpu_yield_does_not_let_a_ping_in`]); demo-hyper-monoio adds monoio's blocking
+//! strategies ([`monoio`]).
 //!
 //! The checks, by what they test:
 //! - [`sleep`]: the sleeping routes, serialised or concurrent, and the thread and pool flags;
@@ -18,6 +21,7 @@
 //! - [`stalls`]: the stall detector behind `/stalls`;
 //! - [`events`]: the event record behind `/events`;
 //! - [`tokio`]: tokio's own routes, answered on the tokio servers and 404 elsewhere;
+//! - [`monoio`]: monoio's `spawn_blocking` without a pool, and run where it is called;
 //! - [`harness`]: what they share (starting a server, a burst with a `/ping` into it, skips);
 //! - [`script`]: a shell script run as a reader pastes it (the README's one-minute demo).
 //!
@@ -30,6 +34,7 @@ pub mod cpu;
 pub mod events;
 pub mod harness;
 pub mod hidden;
+pub mod monoio;
 pub mod script;
 pub mod serving;
 pub mod sleep;
@@ -40,6 +45,7 @@ pub use cpu::*;
 pub use events::*;
 pub use harness::{io_uring_refused, skip};
 pub use hidden::*;
+pub use monoio::*;
 pub use serving::*;
 pub use sleep::*;
 pub use stalls::*;
@@ -68,6 +74,12 @@ macro_rules! contract_tests {
     // to a free reactor (see the checks).
     (io_uring $bin:literal) => {
         $crate::contract_tests!(@checks io_uring, $bin, ok_cpu_yield_waits_for_the_event_interval,
+            hidden_file_read_on_io_uring, [tokio_routes_are_404_elsewhere]);
+    };
+    // hyper on glommio or monoio (`demo_contract::for_local`), on io_uring: a `/ping` into a
+    // burst of `/ok-cpu-yield` waits as on a held reactor (see the check).
+    (local $bin:literal) => {
+        $crate::contract_tests!(@checks io_uring, $bin, ok_cpu_yield_does_not_let_a_ping_in,
             hidden_file_read_on_io_uring, [tokio_routes_are_404_elsewhere]);
     };
     // The checks, with the ones of `/ok-cpu-yield` and the file routes that fit the server.

@@ -1,6 +1,8 @@
 //! The comparison's runs in the main job: the original experiment, and the variations that
 //! are the same experiment with other parameters.
 
+use demo_contract::variant::{self, Variant};
+
 use super::views::readme::README;
 use crate::experiments::{JobRun, SHORT_SLEEP_MS, job_run};
 
@@ -10,7 +12,7 @@ use crate::experiments::{JobRun, SHORT_SLEEP_MS, job_run};
 const HIDDEN_SLEEP_MS: &str = "200";
 
 /// In the main job's order.
-pub const RUNS: [JobRun; 9] = [
+pub const RUNS: [JobRun; 12] = [
     job_run(
         "the comparison (results/, README.md's block)",
         &["--readme", README],
@@ -85,8 +87,60 @@ pub const RUNS: [JobRun; 9] = [
             "results/block-in-place",
         ],
     ),
+    job_run(
+        "monoio's spawn_blocking, with the server's pool (results/monoio/pool/)",
+        &MONOIO_POOL,
+    ),
+    job_run(
+        "monoio's spawn_blocking, no pool (results/monoio/no-pool/)",
+        &MONOIO_NO_POOL,
+    ),
+    job_run(
+        "monoio's spawn_blocking, run where called (results/monoio/execute-local/)",
+        &MONOIO_EXECUTE_LOCAL,
+    ),
 ];
 
+/// monoio's three ways to run `spawn_blocking`, side by side on demo-hyper-monoio at one
+/// thread and two: the server's pool (stock), and each of `MONOIO_VARIANTS`.
+const MONOIO_POOL: [&str; 10] = [
+    "--servers",
+    variant::MONOIO_NO_POOL.server,
+    "--routes",
+    MONOIO_ROUTES,
+    "--threads",
+    "1,2",
+    "--sleep-ms",
+    SHORT_SLEEP_MS,
+    "--out",
+    "results/monoio/pool",
+];
+const MONOIO_NO_POOL: [&str; 12] = monoio(variant::MONOIO_NO_POOL, "results/monoio/no-pool");
+const MONOIO_EXECUTE_LOCAL: [&str; 12] = monoio(
+    variant::MONOIO_EXECUTE_LOCAL,
+    "results/monoio/execute-local",
+);
+
+/// The routes of monoio's side by side: the comparison's.
+const MONOIO_ROUTES: &str = "/bad,/ok-blocking,/ok-await";
+
+/// [`MONOIO_POOL`]'s run, on demo-hyper-monoio started as `variant`.
+const fn monoio(variant: Variant, out: &'static str) -> [&'static str; 12] {
+    [
+        "--servers",
+        variant.server,
+        "--variant",
+        variant.name,
+        "--routes",
+        MONOIO_ROUTES,
+        "--threads",
+        "1,2",
+        "--sleep-ms",
+        SHORT_SLEEP_MS,
+        "--out",
+        out,
+    ]
+}
 const DETECTOR_ON: [&str; 8] = detector("100", "results/detector-on");
 const DETECTOR_OFF: [&str; 8] = detector("0", "results/detector-off");
 

@@ -16,7 +16,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use demo_contract::variant::{self, AXUM_TASK_MONITOR, TOKIO_CONSOLE, TOKIO_POLL_HOOKS};
+use demo_contract::variant::{
+    self, AXUM_TASK_MONITOR, GLOMMIO_STALL_DETECTOR, TOKIO_CONSOLE, TOKIO_POLL_HOOKS,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -157,7 +159,7 @@ pub enum Build {
 pub const PYLEAK_VARIANT: &str = "pyleak";
 
 /// The detectors, in the order the report lists them.
-pub const DETECTORS: [Detector; 8] = [
+pub const DETECTORS: [Detector; 9] = [
     Detector {
         name: "reactor-watch",
         servers: &SERVERS,
@@ -213,6 +215,15 @@ pub const DETECTORS: [Detector; 8] = [
                 carries each task's last poll only, so a poll is seen if an update comes while \
                 it runs or before the task's next poll",
         build: Build::TokioUnstable,
+    },
+    Detector {
+        name: "glommio stall detector",
+        servers: &[GLOMMIO_STALL_DETECTOR.server],
+        variant: Some(GLOMMIO_STALL_DETECTOR.name),
+        stall_ms: 0,
+        marker: "[stall-detector -- executor",
+        about: GLOMMIO_STALL_DETECTOR.about,
+        build: Build::Stock,
     },
     Detector {
         name: "asyncio debug mode",

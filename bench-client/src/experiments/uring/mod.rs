@@ -145,7 +145,7 @@ pub struct Setting {
 
 /// Every setting, in the order they run: each io_uring server stock, then as each variant
 /// alone, and on ntex as the two that free its answers only together.
-pub const SETTINGS: [Setting; 9] = [
+pub const SETTINGS: [Setting; 11] = [
     Setting::of("demo-axum-compio", &[], true),
     Setting::of("demo-axum-compio", &[COMPIO_EPOLL], true),
     Setting::of("demo-axum-compio", &[COMPIO_SQPOLL], true),
@@ -155,6 +155,8 @@ pub const SETTINGS: [Setting; 9] = [
     Setting::of("demo-ntex", &[NTEX_DIRECT_WRITE], false),
     Setting::of("demo-ntex", &[NTEX_EPOLL, NTEX_DIRECT_WRITE], true),
     Setting::of("demo-ntex", &[NTEX_EVENT_INTERVAL_2], false),
+    Setting::of("demo-hyper-glommio", &[], true),
+    Setting::of("demo-hyper-monoio", &[], true),
 ];
 
 impl Setting {

@@ -1,0 +1,48 @@
+//! monoio's blocking strategies, on demo-hyper-monoio ([`MONOIO_VARIANTS`]): its stock
+//! `RuntimeBuilder` has no pool, and `spawn_blocking` panics, a 500 the server survives; with
+//! `ExecuteLocal`, the closure runs on the reactor thread that called it, and a burst of
+//! `/ok-blocking` serialises like `/bad`. (The server's own pool is the contract's
+//! `ok_blocking_is_concurrent_off_the_reactor`.) Each shape is read from what the server
+//! answered and recorded: the error, or which thread slept.
+//!
+//! [`MONOIO_VARIANTS`]: demo_contract::variant::MONOIO_VARIANTS
+
+use demo_contract::variant::{MONOIO_EXECUTE_LOCAL, MONOIO_NO_POOL, MONOIO_NO_POOL_PANIC};
+
+use crate::harness::*;
+
+/// Without a pool, every `/ok-blocking` is a 500 that gives monoio's panic, and the server
+/// goes on: `/ping` still answers.
+pub fn without_a_pool_spawn_blocking_is_a_500(binary: &str) {
+    block_on(async {
+        let server = start(binary, &MONOIO_NO_POOL.args()).await;
+        for _twice in 0..2 {
+            let reply = get(server.endpoint(), "/ok-blocking?ms=10").await;
+            assert_json(&reply, 500, "/ok-blocking without a pool");
+            let body: serde_json::Value = reply.json().expect("a JSON error");
+            let error = body["error"].as_str().unwrap_or_default();
+            assert!(error.contains(MONOIO_NO_POOL_PANIC), "{error}");
+        }
+        assert_eq!(get(server.endpoint(), "/ping").await.status, 200);
+    });
+}
+
+/// With `ExecuteLocal`, `/ok-blocking` sleeps on the reactor thread: a burst takes at least
+/// 0.8 × N sleeps, all on one thread, and a `/ping` sent into it waits.
+pub fn execute_local_sleeps_on_the_reactor(binary: &str) {
+    block_on(async {
+        let sleep = SHORT_SLEEP;
+        let sleep_ms = sleep.as_millis().to_string();
+        let args = [&MONOIO_EXECUTE_LOCAL.args()[..], &["--sleep-ms", &sleep_ms]].concat();
+        let server = start(binary, &args).await;
+        let (burst, work, ping) = burst_with_ping(server.endpoint(), "/ok-blocking").await;
+        assert!(work.iter().all(|work| work.on_reactor), "{work:?}");
+        assert_eq!(per_thread(&work).len(), 1, "{work:?}");
+        assert!(
+            burst.wall >= sleep.mul_f64(0.8 * N as f64),
+            "/ok-blocking took {}, less than 0.8 × {N} × sleep",
+            in_ms(burst.wall)
+        );
+        assert!(ping >= sleep / 2, "/ping took only {}", in_ms(ping));
+    });
+}
