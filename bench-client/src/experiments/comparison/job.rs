@@ -12,7 +12,7 @@ use crate::experiments::{JobRun, SHORT_SLEEP_MS, job_run};
 const HIDDEN_SLEEP_MS: &str = "200";
 
 /// In the main job's order.
-pub const RUNS: [JobRun; 12] = [
+pub const RUNS: [JobRun; 13] = [
     job_run(
         "the comparison (results/, README.md's block)",
         &["--readme", README],
@@ -99,6 +99,21 @@ pub const RUNS: [JobRun; 12] = [
         "monoio's spawn_blocking, run where called (results/monoio/execute-local/)",
         &MONOIO_EXECUTE_LOCAL,
     ),
+    job_run(
+        "glommio's pool at its default size (results/glommio/one-pool-thread/)",
+        &[
+            "--servers",
+            variant::GLOMMIO_STALL_DETECTOR.server,
+            "--blocking-threads",
+            "1",
+            "--routes",
+            MONOIO_ROUTES,
+            "--sleep-ms",
+            SHORT_SLEEP_MS,
+            "--out",
+            "results/glommio/one-pool-thread",
+        ],
+    ),
 ];
 
 /// monoio's three ways to run `spawn_blocking`, side by side on demo-hyper-monoio at one
@@ -121,7 +136,8 @@ const MONOIO_EXECUTE_LOCAL: [&str; 12] = monoio(
     "results/monoio/execute-local",
 );
 
-/// The routes of monoio's side by side: the comparison's.
+/// The routes of monoio's side by side, and of glommio's pool at one thread (glommio's
+/// default): the comparison's.
 const MONOIO_ROUTES: &str = "/bad,/ok-blocking,/ok-await";
 
 /// [`MONOIO_POOL`]'s run, on demo-hyper-monoio started as `variant`.
