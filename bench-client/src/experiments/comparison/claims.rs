@@ -12,8 +12,74 @@ const CPU: &str = "results/cpu";
 const THREADS: &str = "results/threads";
 const HIDDEN: &str = "results/hidden";
 const BLOCK_IN_PLACE: &str = "results/block-in-place";
+const MONOIO_POOL: &str = "results/monoio/pool";
+const MONOIO_NO_POOL: &str = "results/monoio/no-pool";
+const MONOIO_EXECUTE_LOCAL: &str = "results/monoio/execute-local";
+const GLOMMIO_ONE_POOL_THREAD: &str = "results/glommio/one-pool-thread";
 
 pub const CLAIMS: &[Claim<Report>] = &[
+    Claim {
+        name: "comparison.monoio-with-a-pool-ok-blocking-is-concurrent",
+        dir: MONOIO_POOL,
+        holds: |report| {
+            at_one_thread_and_two(report)?;
+            every_case(report, "/ok-blocking", |case| {
+                case.verdict == Verdict::Concurrent && case.on_reactor == Some(false)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.monoio-without-a-pool-every-offload-is-a-500",
+        dir: MONOIO_NO_POOL,
+        holds: |report| {
+            at_one_thread_and_two(report)?;
+            every_case(report, "/ok-blocking", |case| {
+                let all_500 = (case.errors.iter()).all(|error| error.reason.contains("500"));
+                case.verdict == Verdict::Failed && case.err == case.n && all_500
+            })?;
+            every_case(report, "/bad", |case| case.verdict == Verdict::Serialised)?;
+            every_case(report, "/ok-await", |case| case.verdict == Verdict::Concurrent)
+        },
+    },
+    Claim {
+        name: "comparison.monoio-execute-local-serialises-like-bad",
+        dir: MONOIO_EXECUTE_LOCAL,
+        holds: |report| {
+            at_one_thread_and_two(report)?;
+            every_case(report, "/ok-blocking", |case| {
+                case.verdict == Verdict::Serialised && case.on_reactor == Some(true)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.cpu-yield-holds-the-ping-on-glommio-and-monoio",
+        dir: CPU,
+        holds: |report| {
+            for server in ["demo-hyper-glommio", "demo-hyper-monoio"] {
+                let probe = |route| {
+                    let case = case(report, server, route, 1)?;
+                    let p50 = case.open_loop.as_ref().and_then(|open| open.p50_ms);
+                    p50.ok_or_else(|| format!("no probe p50: {}", described(case)))
+                };
+                let (yielding, held) = (probe("/ok-cpu-yield")?, probe("/bad-cpu")?);
+                expect(yielding >= 0.5 * held, || {
+                    format!("{server}: probe p50 {yielding:.1} ms, {held:.1} ms during /bad-cpu")
+                })?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.glommio-one-pool-thread-serialises-ok-blocking",
+        dir: GLOMMIO_ONE_POOL_THREAD,
+        holds: |report| {
+            every_case(report, "/ok-blocking", |case| {
+                let p99 = case.open_loop.as_ref().and_then(|open| open.p99_ms);
+                let quick = p99.is_some_and(|p99| p99 < case.sleep_ms as f64 / 10.0);
+                case.verdict == Verdict::Serialised && case.on_reactor == Some(false) && quick
+            })
+        },
+    },
     Claim {
         name: "comparison.block-in-place-takes-about-one-sleep-on-one-worker",
         dir: BLOCK_IN_PLACE,
@@ -41,11 +107,11 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.nine-stacks",
+        name: "comparison.eleven-stacks",
         dir: COMPARISON,
         holds: |report| {
             let targets = report.targets();
-            expect(targets.len() == 9, || {
+            expect(targets.len() == 11, || {
                 format!("{} stacks: {targets:?}", targets.len())
             })
         },
@@ -638,6 +704,15 @@ fn pairs(
         expect(holds(one, other), || {
             format!("{}; {}", described(one), described(other))
         })?;
+    }
+    Ok(())
+}
+
+/// The run has cases at one reactor thread and at two.
+fn at_one_thread_and_two(report: &Report) -> Result<(), String> {
+    for threads in [1, 2] {
+        let any = (report.cases.iter()).any(|case| case.reactor_threads == threads);
+        expect(any, || format!("no case at {threads} threads"))?;
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ const WATCHDOGS: &[&str] = &[
 /// The detectors that time a poll, or a step of the loop, once it returns.
 const POLL_TIMERS: &[&str] = &[
     "tokio-metrics TaskMonitor",
+    "glommio stall detector",
     "asyncio debug mode",
     "uvloop debug mode",
 ];
