@@ -1,15 +1,16 @@
 //! The code the pages show from the servers is the servers' code: every block marked
 //! `<!-- from: PATH -->` on `README.md`, `docs/*.md` and the crates' READMEs is a verbatim
 //! part of `PATH`
-//! ([`doc_links::excerpts`]); the README shows demo-axum's three handlers, and the fix page
+//! ([`doc_links::excerpts`]); the README shows demo-axum's three handlers, and the fix pages
 //! both fixes of every Rust server.
 
 use std::path::{Path, PathBuf};
 
 use doc_links::excerpts::{Excerpt, excerpts, is_part_of};
 
-/// The page that shows both fixes on every stack.
-const FIX_PAGE: &str = "docs/your-stack.md";
+/// The pages that show each server's fix as code: every stack's, and glommio's and monoio's
+/// beside the pool each one needs.
+const FIX_PAGES: [&str; 2] = ["docs/your-stack.md", "docs/glommio-monoio.md"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -89,8 +90,11 @@ fn the_readme_shows_demo_axums_three_handlers() {
 }
 
 #[test]
-fn the_fix_page_shows_both_fixes_of_every_server() {
-    let shown = excerpts_of(FIX_PAGE);
+fn the_fix_pages_show_both_fixes_of_every_server() {
+    let shown: Vec<Excerpt> = FIX_PAGES
+        .iter()
+        .flat_map(|page| excerpts_of(page))
+        .collect();
     let servers = servers();
     assert!(servers.len() >= 7, "the servers: {servers:?}");
     for main in servers {
@@ -101,7 +105,7 @@ fn the_fix_page_shows_both_fixes_of_every_server() {
         });
         assert!(
             both,
-            "{FIX_PAGE} shows no ok_blocking and ok_await from {main}"
+            "no page of {FIX_PAGES:?} shows ok_blocking and ok_await from {main}"
         );
     }
 }

@@ -6,6 +6,17 @@ use crate::experiments::claims::{Claim, expect};
 use crate::measure::stats::Verdict;
 use crate::measure::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 
+/// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own, so that
+/// the kernel's hash, not the load, deals them the connections.
+const REUSE_PORT: [&str; 3] = [
+    "demo-axum-compio",
+    "demo-hyper-glommio",
+    "demo-hyper-monoio",
+];
+
+/// glommio's awaited file read, which its server's stall detector caught holding the reactor.
+const GLOMMIO_FILE: (&str, &str) = ("demo-hyper-glommio", "/ok-file-await");
+
 /// The comparison's run with its defaults, and its variation with CPU-bound routes.
 const COMPARISON: &str = "results";
 const CPU: &str = "results/cpu";
@@ -38,7 +49,9 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 case.verdict == Verdict::Failed && case.err == case.n && all_500
             })?;
             every_case(report, "/bad", |case| case.verdict == Verdict::Serialised)?;
-            every_case(report, "/ok-await", |case| case.verdict == Verdict::Concurrent)
+            every_case(report, "/ok-await", |case| {
+                case.verdict == Verdict::Concurrent
+            })
         },
     },
     Claim {
@@ -176,19 +189,18 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.threads-ntex-ok-blocking-took-a-sleep-more-with-a-slow-poll",
+        name: "comparison.threads-ntex-ok-blocking-took-one-sleep-with-no-slow-poll",
         dir: THREADS,
         holds: |report| {
-            let slow = |case: &Case| {
+            let ntex = |case: &&Case| case.target == "demo-ntex" && case.route == "/ok-blocking";
+            let cases: Vec<&Case> = report.cases.iter().filter(ntex).collect();
+            expect(!cases.is_empty(), || "no ntex /ok-blocking case".to_owned())?;
+            for case in cases {
                 let polls = case.stalls.as_ref().map_or(0, |stalls| stalls.slow_polls);
-                case.target == "demo-ntex"
-                    && case.route == "/ok-blocking"
-                    && polls > 0
-                    && case.wall_ms >= 1.9 * case.sleep_ms as f64
-            };
-            expect(report.cases.iter().any(slow), || {
-                "no ntex /ok-blocking burst took two sleeps with a slow poll".to_owned()
-            })
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                expect(polls == 0 && sleeps < 1.5, || described(case))?;
+            }
+            Ok(())
         },
     },
     Claim {
@@ -349,7 +361,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
             for server in EPOLL_SERVERS {
                 let case = case(report, server, "/ok-cpu-yield", 1)?;
                 let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
-                let a_round = ping.is_some_and(|p50| (5.0..20.0).contains(&p50));
+                let a_round = ping.is_some_and(|p50| p50 < 20.0);
                 let jobs = case.wall_ms / (case.n as f64 * case.sleep_ms as f64);
                 expect(
                     a_round && (0.95..1.1).contains(&jobs) && at_the_end(case),
@@ -482,20 +494,21 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.cpu-compio-bad-cpu-slowest-at-two-threads",
+        name: "comparison.cpu-a-reuse-port-stack-bad-cpu-slowest-at-two-threads",
         dir: CPU,
         holds: |report| {
-            let compio = case(report, "demo-axum-compio", "/bad-cpu", 2)?;
-            let two_cores = compio.n as f64 * compio.sleep_ms as f64 / 2.0;
-            expect(compio.wall_ms > 1.1 * two_cores, || described(compio))?;
-            for server in SERVERS
+            let cases = SERVERS
                 .iter()
-                .filter(|server| **server != "demo-axum-compio")
-            {
-                let other = case(report, server, "/bad-cpu", 2)?;
-                expect(other.wall_ms < compio.wall_ms, || described(other))?;
-            }
-            Ok(())
+                .map(|server| case(report, server, "/bad-cpu", 2));
+            let cases = cases.collect::<Result<Vec<_>, _>>()?;
+            let slowest = (cases.iter())
+                .max_by(|a, b| a.wall_ms.total_cmp(&b.wall_ms))
+                .ok_or("no /bad-cpu case at two threads")?;
+            let two_cores = slowest.n as f64 * slowest.sleep_ms as f64 / 2.0;
+            expect(
+                REUSE_PORT.contains(&&*slowest.target) && slowest.wall_ms > 1.1 * two_cores,
+                || described(slowest),
+            )
         },
     },
     Claim {
@@ -513,7 +526,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.hidden-detector-books-each-bad-route-and-at-most-one-fix-poll",
+        name: "comparison.hidden-detector-books-each-bad-route-and-a-few-fix-polls",
         dir: HIDDEN,
         holds: |report| {
             for case in &report.cases {
@@ -525,11 +538,25 @@ pub const CLAIMS: &[Claim<Report>] = &[
                         let booked = [format!("GET {}", case.route)];
                         stalls.slow_polls == case.n as u64 && stalls.routes == booked
                     }
-                    None => file_fix_on_python || stalls.slow_polls <= 1,
+                    None if (case.target.as_str(), case.route.as_str()) == GLOMMIO_FILE => true,
+                    None => file_fix_on_python || stalls.slow_polls <= 3,
                 };
                 expect(upheld, || described(case))?;
             }
             Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.hidden-glommio-file-await-holds-the-reactor",
+        dir: HIDDEN,
+        holds: |report| {
+            let (server, route) = GLOMMIO_FILE;
+            let case = case(report, server, route, 1)?;
+            let stalls = case.stalls.as_ref().ok_or_else(|| described(case))?;
+            let booked = stalls.routes == [format!("GET {route}")];
+            expect(stalls.slow_polls == case.n as u64 && booked, || {
+                described(case)
+            })
         },
     },
     Claim {

@@ -17,6 +17,18 @@ const RACE_500MS: &str = "results/race-500ms";
 const TWO_THREADS: &str = "results/per-core/threads-2";
 const FOUR_THREADS: &str = "results/per-core/threads-4";
 
+/// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own: the
+/// kernel's hash, not the load, deals them the connections.
+const REUSE_PORT: [&str; 3] = [
+    "demo-axum-compio",
+    "demo-hyper-glommio",
+    "demo-hyper-monoio",
+];
+
+/// The Rust servers whose pinger mostly got in somewhere with the connections arriving during
+/// the burst, and waited for all with them accepted first.
+const ONE_PER_ACCEPT: [&str; 2] = ["demo-axum-compio", "demo-hyper-monoio"];
+
 pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.uvloop-mostly-gets-in-between-when-connecting-during",
@@ -24,9 +36,12 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         holds: |race| most(race, "fastapi-uvloop", Connect::During, GotIn::Interleaved),
     },
     Claim {
-        name: "race.compio-mostly-gets-in-somewhere-when-connecting-during",
+        name: "race.compio-and-monoio-mostly-get-in-somewhere-when-connecting-during",
         dir: RACE,
-        holds: |race| most(race, "demo-axum-compio", Connect::During, GotIn::Partly),
+        holds: |race| {
+            (ONE_PER_ACCEPT.iter())
+                .try_for_each(|server| most(race, server, Connect::During, GotIn::Partly))
+        },
     },
     Claim {
         name: "race.others-mostly-wait-for-all-when-connecting-during",
@@ -34,7 +49,8 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         holds: |race| {
             let mut others = (race.tallies.iter())
                 .filter(|tally| tally.connect == Connect::During)
-                .filter(|tally| !matches!(&*tally.target, "fastapi-uvloop" | "demo-axum-compio"));
+                .filter(|tally| tally.target != "fastapi-uvloop")
+                .filter(|tally| !ONE_PER_ACCEPT.contains(&tally.target.as_str()));
             others.try_for_each(|tally| {
                 most(race, &tally.target, Connect::During, GotIn::WaitedForAll)
             })
@@ -46,15 +62,11 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         holds: |race| most(race, "fastapi-uvloop", Connect::Before, GotIn::WaitedForAll),
     },
     Claim {
-        name: "race.compio-mostly-waits-for-all-when-accepted-first",
+        name: "race.compio-and-monoio-mostly-wait-for-all-when-accepted-first",
         dir: RACE,
         holds: |race| {
-            most(
-                race,
-                "demo-axum-compio",
-                Connect::Before,
-                GotIn::WaitedForAll,
-            )
+            (ONE_PER_ACCEPT.iter())
+                .try_for_each(|server| most(race, server, Connect::Before, GotIn::WaitedForAll))
         },
     },
     Claim {
@@ -146,48 +158,55 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         },
     },
     Claim {
-        name: "race.at-two-threads-no-pinger-waits-for-all",
+        name: "race.at-two-threads-the-pinger-rarely-waits-for-all-and-only-on-reuse-port",
         dir: TWO_THREADS,
         holds: |race| {
-            let tallies = race.tallies.iter();
-            let mut waited = tallies.filter(|tally| tally.waited_for_all > 0 || tally.failed > 0);
-            match waited.next() {
-                Some(tally) => Err(outcomes(tally)),
-                None => Ok(()),
-            }
-        },
-    },
-    Claim {
-        name: "race.at-four-threads-the-pinger-mostly-gets-in-between-but-on-compio",
-        dir: FOUR_THREADS,
-        holds: |race| {
             for tally in &race.tallies {
-                let most = 2 * tally.interleaved > tally.trials - tally.failed;
-                let compio = tally.target == "demo-axum-compio";
-                expect(most != compio, || outcomes(tally))?;
+                let reuse_port = REUSE_PORT.contains(&tally.target.as_str());
+                let upheld = tally.failed == 0
+                    && (tally.waited_for_all == 0 || reuse_port && tally.waited_for_all <= 2);
+                expect(upheld, || outcomes(tally))?;
             }
             Ok(())
         },
     },
     Claim {
-        name: "race.compio-bursts-last-longest-at-two-threads",
-        dir: TWO_THREADS,
-        holds: compio_bursts_last_longest,
-    },
-    Claim {
-        name: "race.compio-bursts-last-longest-at-four-threads",
+        name: "race.at-four-threads-the-pinger-mostly-gets-in-between-less-on-reuse-port",
         dir: FOUR_THREADS,
-        holds: compio_bursts_last_longest,
+        holds: |race| {
+            let (reuse_port, others): (Vec<&Tally>, Vec<&Tally>) = (race.tallies.iter())
+                .partition(|tally| REUSE_PORT.contains(&tally.target.as_str()));
+            for tally in &others {
+                let most = 2 * tally.interleaved > tally.trials - tally.failed;
+                expect(most, || outcomes(tally))?;
+            }
+            let fewest = others.iter().map(|tally| tally.interleaved).min();
+            let fewest = fewest.ok_or("no stack without SO_REUSEPORT")?;
+            for tally in reuse_port {
+                expect(tally.interleaved < fewest, || outcomes(tally))?;
+            }
+            Ok(())
+        },
     },
     Claim {
-        name: "race.compio-median-wait-shortest-of-rust-at-one-thread",
-        dir: RACE,
-        holds: compio_median_wait_shortest_of_rust,
-    },
-    Claim {
-        name: "race.compio-median-wait-shortest-of-rust-at-two-threads",
+        name: "race.reuse-port-bursts-last-longest-at-two-threads",
         dir: TWO_THREADS,
-        holds: compio_median_wait_shortest_of_rust,
+        holds: reuse_port_bursts_last_longest,
+    },
+    Claim {
+        name: "race.reuse-port-bursts-last-longest-at-four-threads",
+        dir: FOUR_THREADS,
+        holds: reuse_port_bursts_last_longest,
+    },
+    Claim {
+        name: "race.compio-and-monoio-median-waits-shortest-of-rust-at-one-thread",
+        dir: RACE,
+        holds: apart_median_waits_shortest_of_rust,
+    },
+    Claim {
+        name: "race.compio-and-monoio-median-waits-shortest-of-rust-at-two-threads",
+        dir: TWO_THREADS,
+        holds: apart_median_waits_shortest_of_rust,
     },
     Claim {
         name: "race.taken-in-before-the-first-sleep-by-stack",
@@ -251,39 +270,47 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     },
 ];
 
-/// With the connections arriving during the burst, compio's median slowest wait was shorter
-/// than every other Rust stack's.
-fn compio_median_wait_shortest_of_rust(race: &RaceReport) -> Result<(), String> {
+/// With the connections arriving during the burst, compio's and monoio's median slowest waits
+/// were each shorter than every other Rust stack's.
+fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), String> {
     let median = |tally: &Tally| tally.slowest_sleeps.map(|[_, median, _]| median);
-    let compio = tally(race, "demo-axum-compio", Connect::During)?;
-    let compio = median(compio).ok_or("compio has no trial with a verdict")?;
     let rust = (race.tallies.iter())
-        .filter(|tally| tally.connect == Connect::During && tally.target.starts_with("demo-"))
-        .filter(|tally| tally.target != "demo-axum-compio");
-    let shorter: Vec<String> = rust
-        .filter(|tally| median(tally).is_none_or(|other| other <= compio))
-        .map(|tally| format!("{} {:?}", tally.target, median(tally)))
-        .collect();
-    expect(shorter.is_empty(), || {
-        format!("compio {compio:.1} sleeps; as short: {shorter:?}")
-    })
+        .filter(|tally| tally.connect == Connect::During && tally.target.starts_with("demo-"));
+    let (apart, others): (Vec<&Tally>, Vec<&Tally>) =
+        rust.partition(|tally| ONE_PER_ACCEPT.contains(&tally.target.as_str()));
+    let shortest_other = (others.iter())
+        .map(|tally| median(tally).unwrap_or(0.0))
+        .reduce(f64::min);
+    let shortest_other = shortest_other.ok_or("no other Rust stack")?;
+    expect(apart.len() == ONE_PER_ACCEPT.len(), || format!("{apart:?}"))?;
+    for tally in apart {
+        let own = median(tally);
+        expect(own.is_some_and(|own| own < shortest_other), || {
+            format!(
+                "{} {own:?} sleeps, others from {shortest_other:.2}",
+                tally.target
+            )
+        })?;
+    }
+    Ok(())
 }
 
-/// compio's trials counted more open-loop pings than any other stack's: its bursts lasted
-/// longest.
-fn compio_bursts_last_longest(race: &RaceReport) -> Result<(), String> {
-    let compio = tally(race, "demo-axum-compio", Connect::During)?.open_scheduled;
-    let others = race
-        .tallies
-        .iter()
-        .filter(|tally| tally.target != "demo-axum-compio");
-    let longer = others.filter(|tally| tally.open_scheduled >= compio);
-    let longer: Vec<String> = longer
-        .map(|tally| format!("{} {}", tally.target, tally.open_scheduled))
-        .collect();
-    expect(longer.is_empty(), || {
-        format!("compio {compio}, as many or more: {longer:?}")
-    })
+/// Each stack that deals its connections with `SO_REUSEPORT` counted more open-loop pings in
+/// its trials than every other stack: their bursts lasted longest.
+fn reuse_port_bursts_last_longest(race: &RaceReport) -> Result<(), String> {
+    let (reuse_port, others): (Vec<&Tally>, Vec<&Tally>) =
+        (race.tallies.iter()).partition(|tally| REUSE_PORT.contains(&tally.target.as_str()));
+    let most_of_others = others.iter().map(|tally| tally.open_scheduled).max();
+    let most_of_others = most_of_others.ok_or("no stack without SO_REUSEPORT")?;
+    for tally in reuse_port {
+        expect(tally.open_scheduled > most_of_others, || {
+            format!(
+                "{} {}, others up to {most_of_others}",
+                tally.target, tally.open_scheduled
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// The stock server's tally and the variant `label`'s, from the variant's test.

@@ -34,6 +34,15 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
         },
     },
     Claim {
+        name: "uring.glommio-and-monoio-answer-one-per-sleep",
+        dir: URING,
+        holds: |report| {
+            ["demo-hyper-glommio", "demo-hyper-monoio"]
+                .into_iter()
+                .try_for_each(|server| every_one_per_sleep(held(report, server)?))
+        },
+    },
+    Claim {
         name: "uring.a-leading-ping-is-served-first-yet-can-be-held",
         dir: URING,
         holds: |report| {

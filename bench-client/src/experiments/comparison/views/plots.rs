@@ -106,7 +106,10 @@ pub fn timelines(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
         return Ok(Vec::new());
     }
     let all = targets.len();
-    let title = format!("When each request and ping was answered, on all {all} stacks");
+    let title = match targets[..] {
+        [one] => format!("When each request and ping was answered, on {one}"),
+        _ => format!("When each request and ping was answered, on all {all} stacks"),
+    };
     let mut figures = vec![(
         TIMELINE.to_owned(),
         timeline(report, &cases, &targets, title)?,
