@@ -10,8 +10,8 @@ use glommio::net::{TcpListener, TcpStream};
 use glommio::{DefaultStallDetectionHandler, LocalExecutorBuilder, Placement, PoolPlacement};
 use smol_hyper::rt::FuturesIo;
 
-use crate::for_hyper::{self, Handlers};
-use crate::for_local::{self, BLOCKING_THREADS, LocalTimer, Share};
+use crate::for_hyper::Handlers;
+use crate::for_local::{self, BLOCKING_THREADS, Share};
 use crate::variant::GLOMMIO_STALL_DETECTOR;
 use crate::{Args, Demo, exit_without_io_uring};
 
@@ -60,21 +60,9 @@ async fn serve<H: Handlers>(handlers: H, demo: Demo, share: Share) -> io::Result
     // 1024; this one has every server's (`listen_reuse_port`).
     #[allow(unsafe_code)]
     let listener = unsafe { TcpListener::from_raw_fd(share.listener.into_raw_fd()) };
-    if share.announces {
-        demo.announce(listener.local_addr()?);
-    }
-    let incoming = for_local::incoming(listener, accept);
     let spawn = |task| drop(glommio::spawn_local(task).detach());
-    let timer = LocalTimer::new(glommio::timer::sleep);
-    for_hyper::serve(
-        handlers,
-        demo,
-        incoming,
-        spawn,
-        timer,
-        share.shutdown.requested(),
-    )
-    .await;
+    let sleep = glommio::timer::sleep;
+    for_local::serve(handlers, demo, listener, accept, spawn, sleep, share.stop).await;
     Ok(())
 }
 

@@ -8,8 +8,9 @@
 //! `send_wrapper::SendWrapper` makes one `Send` by checking, at every use and at drop, that it
 //! is still on the thread that made it, and panicking if not. It never moves: each thread
 //! spawns its connections as tasks of its own runtime, which has no other thread to move them
-//! to. [`LocalIo`] wraps a socket, [`LocalTimer`] the runtime's timer; a handler that awaits
-//! the runtime's own future wraps it in a `SendWrapper` itself (as `demo-axum-compio` does).
+//! to. [`LocalIo`] wraps a socket, [`LocalTimer`] the runtime's timer ([`serve`] wraps both);
+//! a handler that awaits the runtime's own future wraps it in a `SendWrapper` itself (as
+//! `demo-axum-compio` does).
 
 use std::future::Future;
 use std::io;
@@ -24,8 +25,9 @@ use futures_lite::StreamExt as _;
 use hyper::rt::{Read, ReadBufCursor, Write};
 use send_wrapper::SendWrapper;
 
-use crate::Args;
+use crate::for_hyper::{self, Handlers, Task};
 pub use crate::shutdown::Shutdown;
+use crate::{Args, Demo};
 
 /// The blocking pool's size where neither the runtime nor `--blocking-threads` gives one that
 /// serves the contract: monoio's builder has no pool at all, and glommio's pool is one thread
@@ -123,9 +125,15 @@ pub struct Share {
     /// Its own listener, bound with `SO_REUSEPORT` to the server's one port: the kernel deals
     /// each new connection to one thread's listener, and that thread serves it to its end.
     pub listener: std::net::TcpListener,
-    pub shutdown: Shutdown,
-    /// Whether this thread says the server is ready (the first, once its runtime runs).
-    pub announces: bool,
+    pub stop: Stop,
+}
+
+/// When a thread's share of the server begins and ends.
+#[derive(Debug)]
+pub struct Stop {
+    shutdown: Shutdown,
+    /// Where the server listens, on the thread that says it is ready (the first).
+    ready_at: Option<SocketAddr>,
 }
 
 /// Runs `serve` on `--threads` threads, this one and `{name}-1`, `{name}-2`..., each with its
@@ -152,16 +160,18 @@ pub fn run_per_thread(
                 .spawn(move || {
                     serve(Share {
                         listener,
-                        shutdown,
-                        announces: false,
+                        stop: Stop {
+                            shutdown,
+                            ready_at: None,
+                        },
                     })
                 })
         })
         .collect::<io::Result<_>>()?;
+    let ready_at = Some(first.local_addr()?);
     let served = serve(Share {
         listener: first,
-        shutdown,
-        announces: true,
+        stop: Stop { shutdown, ready_at },
     });
     for thread in others {
         let panicked = |_| io::Error::other(format!("a {name} thread panicked"));
@@ -183,15 +193,39 @@ fn stop_on_signal(request: impl FnOnce() + Send + 'static) -> io::Result<()> {
     Ok(())
 }
 
-/// The connections `listener` accepts, as `for_hyper::serve` takes them: `accept` awaits the
-/// runtime's own accept and turns the socket into hyper's I/O.
-pub fn incoming<L, I>(
+/// Serves `handlers` on the connections `listener` accepts (`accept` awaits the runtime's own
+/// accept and gives hyper's I/O), each as the task `spawn` makes on this thread's runtime, with
+/// hyper's timers on the runtime's `sleep`, until the stop and the drain after it. The thread
+/// that says the server is ready says so first.
+pub async fn serve<H, L, I, S>(
+    handlers: H,
+    demo: Demo,
     listener: L,
     accept: impl AsyncFn(&L) -> io::Result<(I, SocketAddr)>,
-) -> impl futures_lite::Stream<Item = io::Result<(LocalIo<I>, SocketAddr)>> {
-    futures_lite::stream::unfold((listener, accept), |(listener, accept)| async move {
+    spawn: impl Fn(Task),
+    sleep: fn(Duration) -> S,
+    stop: Stop,
+) where
+    H: Handlers,
+    I: Read + Write + Unpin + 'static,
+    S: Future<Output = ()> + 'static,
+{
+    if let Some(addr) = stop.ready_at {
+        demo.announce(addr);
+    }
+    let incoming = futures_lite::stream::unfold((listener, accept), |(listener, accept)| async {
         let accepted = accept(&listener).await;
         let accepted = accepted.map(|(io, peer)| (LocalIo::new(io), peer));
         Some((accepted, (listener, accept)))
-    })
+    });
+    let requested = stop.shutdown.requested();
+    for_hyper::serve(
+        handlers,
+        demo,
+        incoming,
+        spawn,
+        LocalTimer::new(sleep),
+        requested,
+    )
+    .await;
 }

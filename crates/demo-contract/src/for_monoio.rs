@@ -17,8 +17,8 @@ use monoio::net::TcpListener;
 use monoio::net::tcp::stream_poll::TcpStreamPoll;
 use monoio::{IoUringDriver, RuntimeBuilder};
 
-use crate::for_hyper::{self, Handlers};
-use crate::for_local::{self, BLOCKING_THREADS, LocalTimer, Share};
+use crate::for_hyper::Handlers;
+use crate::for_local::{self, BLOCKING_THREADS, Share};
 use crate::variant::{MONOIO_EXECUTE_LOCAL, MONOIO_NO_POOL};
 use crate::{Args, Demo, exit_without_io_uring};
 
@@ -61,21 +61,9 @@ pub fn run<H: Handlers + Clone>(demo: Demo, args: &Args, handlers: H) -> io::Res
 /// this thread's runtime, until the stop and the drain after it.
 async fn serve<H: Handlers>(handlers: H, demo: Demo, share: Share) -> io::Result<()> {
     let listener = TcpListener::from_std(share.listener)?;
-    if share.announces {
-        demo.announce(listener.local_addr()?);
-    }
-    let incoming = for_local::incoming(listener, accept);
     let spawn = |task| drop(monoio::spawn(task));
-    let timer = LocalTimer::new(monoio::time::sleep);
-    for_hyper::serve(
-        handlers,
-        demo,
-        incoming,
-        spawn,
-        timer,
-        share.shutdown.requested(),
-    )
-    .await;
+    let sleep = monoio::time::sleep;
+    for_local::serve(handlers, demo, listener, accept, spawn, sleep, share.stop).await;
     Ok(())
 }
 

@@ -164,6 +164,11 @@ impl ServerProcess {
     ) -> Result<ServerProcess, TargetError> {
         let mut child = Command::new(binary)
             .args(args)
+            // A panic's backtrace, if the caller's shell asks for one, is printed on the thread
+            // that panicked, which may be a reactor thread: that time is the shell's, not the
+            // server's (`env` may still ask for it).
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
             .envs(env.iter().map(|(key, value)| (key, value)))
             .args(["--port", "0"])
             .stdin(Stdio::null())
