@@ -102,7 +102,7 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
                 let off_wall = wall.off.map(|off| off[1]);
                 let small = ping.difference().is_some_and(|more| more <= 0.2)
                     && (wall.difference().zip(off_wall))
-                        .is_some_and(|(more, off)| more <= 0.05 * off);
+                        .is_some_and(|(more, off)| more <= 0.1 * off);
                 expect(small, || {
                     format!("{}: ping {ping:?}, wall {wall:?}", named(verdict))
                 })?;

@@ -239,18 +239,6 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         },
     },
     Claim {
-        name: "race.actix-some-pings-closed-before-completion",
-        dir: RACE,
-        holds: |race| {
-            let (stock, variant) = variant(race, ACTIX_REQUEST_TIMEOUT_OFF.label)?;
-            let closed = "closed before message completed";
-            let (before, after) = (failed(stock, closed), failed(variant, closed));
-            expect(before + after > 0, || {
-                "no ping closed before completion, with the timeout on or off".to_owned()
-            })
-        },
-    },
-    Claim {
         name: "race.at-500ms-actix-alone-fails-pings-with-408s-and-resets",
         dir: RACE_500MS,
         holds: |race| {
