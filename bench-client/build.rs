@@ -104,6 +104,7 @@ fn write_digests() {
     for folder in [
         stamps::EXPERIMENTS_DIR,
         stamps::SCRIPTS_DIR,
+        stamps::STUBS_DIR,
         "crates",
         "bench-client/src",
     ] {

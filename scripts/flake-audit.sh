@@ -46,6 +46,7 @@ TARGETS=(
     "bench-client at_rest"
     "bench-client uring"
     "bench-client tokio_answers"
+    "bench-client probe"
     "bench-client detectors"
     "bench-client faults"
     "bench-client end_to_end"

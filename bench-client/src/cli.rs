@@ -132,9 +132,14 @@ where
     };
     match experiments::find(name) {
         Some(entry) => {
-            let planned = entry
-                .planned(sub)
-                .map_err(|error| error.format(&mut root))?;
+            // A refusal past clap's own checks is told with the subcommand's usage.
+            let planned =
+                entry
+                    .planned(sub)
+                    .map_err(|error| match root.find_subcommand_mut(name) {
+                        Some(subcommand) => error.format(subcommand),
+                        None => error.format(&mut root),
+                    })?;
             Ok(Parsed::Experiment { entry, planned })
         }
         None => Ok(Parsed::Builtin(Builtin::from_arg_matches(&matches)?)),

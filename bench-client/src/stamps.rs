@@ -69,6 +69,10 @@ pub const READS_RESULTS: &[&str] = &["views", "claims"];
 /// Where the scripts an experiment may name as its own are.
 pub const SCRIPTS_DIR: &str = "scripts";
 
+/// Where the servers that are not this project's, which an experiment may name as its own
+/// (the probe's stubs), are.
+pub const STUBS_DIR: &str = "reference/stubs";
+
 /// In each crate under `crates/`, what a stamp covers.
 pub const CRATE_PARTS: &[&str] = &["Cargo.toml", "src", "benches"];
 
@@ -132,7 +136,7 @@ impl Code {
 /// experiment's own code must lie among these (a unit test checks that every one does).
 pub fn digests(root: &Path) -> Vec<(String, String)> {
     let mut paths: Vec<PathBuf> = (BUILD.iter().chain(DRIVER))
-        .chain([&EXPERIMENTS_DIR, &SCRIPTS_DIR])
+        .chain([&EXPERIMENTS_DIR, &SCRIPTS_DIR, &STUBS_DIR])
         .map(|path| root.join(path))
         .collect();
     for krate in std::fs::read_dir(root.join("crates"))

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bench_client::experiments::comparison::defaults::PING_EVERY_MS;
 use bench_client::measure::http::Endpoint;
-use bench_client::measure::probe::{closed, open};
+use bench_client::measure::probe::{HealthCheck, closed, open};
 
 const SLOW: Duration = Duration::from_millis(200);
 
@@ -49,8 +49,8 @@ async fn sends_stay_on_schedule_when_answers_are_slow() {
     let every = Duration::from_millis(PING_EVERY_MS);
     let schedule = open::Schedule::starting_now(every);
     let started = Instant::now();
-    let probe = open::start(endpoint.clone(), schedule);
-    let pinger = closed::start(endpoint, every);
+    let probe = open::start(HealthCheck::ping(&endpoint), schedule);
+    let pinger = closed::start(HealthCheck::ping(&endpoint), every);
     tokio::time::sleep(every * 20).await;
     let open = probe.stop().await;
     let ran = started.elapsed();
@@ -108,7 +108,10 @@ fn assert_left_on_time(mut lags: Vec<f64>, every: Duration) {
 async fn pings_leave_on_time() {
     let endpoint = stub(Duration::ZERO).await;
     let every = Duration::from_millis(PING_EVERY_MS);
-    let probe = open::start(endpoint, open::Schedule::starting_now(every));
+    let probe = open::start(
+        HealthCheck::ping(&endpoint),
+        open::Schedule::starting_now(every),
+    );
     tokio::time::sleep(every * 20).await;
     let record = probe.stop().await;
     assert!(record.errors().is_empty(), "{:?}", record.errors());
@@ -130,7 +133,7 @@ async fn the_first_ping_waits_for_its_offset() {
         every: Duration::from_millis(20),
     };
     let started = Instant::now();
-    let probe = open::start(endpoint.clone(), late);
+    let probe = open::start(HealthCheck::ping(&endpoint), late);
     tokio::time::sleep(Duration::from_millis(150)).await;
     let sent = probe.stop().await.sent();
     // None, unless the stop itself came after the offset on a busy machine.
@@ -140,7 +143,7 @@ async fn the_first_ping_waits_for_its_offset() {
     );
 
     let started = Instant::now();
-    let probe = open::start(endpoint, late);
+    let probe = open::start(HealthCheck::ping(&endpoint), late);
     let slept = Duration::from_millis(500);
     tokio::time::sleep(slept).await;
     let sent = probe.stop().await.sent();

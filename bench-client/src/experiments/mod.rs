@@ -22,6 +22,8 @@
 //! - [`tokio`]: tokio's own answers, `block_in_place` on `current_thread`, a timer joined
 //!   beside it against `spawn_blocking`, and the task held in a worker's LIFO slot, stock and
 //!   with the slot off;
+//! - [`probe`]: a verdict per route on any server, the reader's included, from outside;
+//!   without a URL, its own check on stub servers, the FastAPI app and the demo servers;
 //! - [`scripts`]: the criterion benches and the static checks, which scripts of the
 //!   repository run: the offload's price, the stall detector's price per poll, catching it
 //!   before it ships.
@@ -31,6 +33,7 @@ pub mod comparison;
 pub mod detectors;
 pub mod flags;
 pub mod health;
+pub mod probe;
 pub mod race;
 pub mod rest;
 pub mod scripts;
@@ -62,6 +65,7 @@ pub static ALL: &[&dyn Entry] = &[
     &uring::Uring,
     &health::Health,
     &tokio::Tokio,
+    &probe::Probe,
     &scripts::OFFLOAD_COST,
     &scripts::POLL_COST,
     &scripts::STATIC,
@@ -149,6 +153,12 @@ pub trait Experiment: Sync + 'static {
     /// What a run of it alone prints on stdout as an event comes (the comparison: the
     /// original bench's block per case); nothing by default.
     fn told(_event: &Event<'_, Self::Step>) -> Option<String> {
+        None
+    }
+
+    /// Why its parsed command line cannot run, beyond what clap checks (e.g. a combination
+    /// of values); `None` if it can.
+    fn refused(_args: &Self::Args) -> Option<String> {
         None
     }
 
@@ -273,6 +283,12 @@ impl<E: Experiment> Entry for E {
 
     fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error> {
         let args = <E::Args as clap::FromArgMatches>::from_arg_matches(matches)?;
+        if let Some(reason) = E::refused(&args) {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                reason,
+            ));
+        }
         let (plan, notes) = <E as Experiment>::plan(&args);
         Ok(Box::new(PlannedRun::<E> { args, plan, notes }))
     }

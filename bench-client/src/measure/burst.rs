@@ -84,12 +84,12 @@ impl Burst {
         millis(self.wall)
     }
 
-    /// Whether each request was answered 200, in the order they were sent.
+    /// Whether each request was answered with a success (2xx), in the order they were sent.
     pub fn answered(&self) -> impl Iterator<Item = bool> {
-        (self.replies.iter()).map(|reply| matches!(reply, Ok(r) if r.status == 200))
+        (self.replies.iter()).map(|reply| matches!(reply, Ok(r) if r.is_success()))
     }
 
-    /// Requests answered 200.
+    /// Requests answered with a success.
     pub fn ok(&self) -> usize {
         self.answered().filter(|&ok| ok).count()
     }
@@ -98,7 +98,7 @@ impl Burst {
         self.replies.len() - self.ok()
     }
 
-    /// When each request answered 200 came back, from the first send, in ms, in the order
+    /// When each request answered with a success came back, from the first send, in ms, in the order
     /// they were sent: on a bounded pool, the staircase is in these, not in the wall time.
     pub fn completions_ms(&self) -> Vec<f64> {
         (self.done.iter().zip(self.answered()))
@@ -128,7 +128,7 @@ impl Burst {
     /// The distinct reasons of the failed requests, each with its count.
     pub fn errors(&self) -> Vec<ErrorCount> {
         ErrorCount::count_all(self.replies.iter().filter_map(|reply| match reply {
-            Ok(reply) if reply.status == 200 => None,
+            Ok(reply) if reply.is_success() => None,
             Ok(reply) => Some(format!("status {}", reply.status)),
             Err(error) => Some(error.describe()),
         }))
@@ -156,12 +156,24 @@ pub struct Prepared {
     connections: Vec<Option<TcpStream>>,
 }
 
-/// Gets a burst of `n` concurrent `GET path_and_query` ready, each request with `timeout` to
-/// answer, on connections made as `connect` says: for [`Connect::Before`], opens them all
-/// and waits until the server has accepted them.
+/// Gets a burst of `n` concurrent `GET path_and_query` ready: [`prepare_request`].
 pub async fn prepare(
     endpoint: &Endpoint,
     path_and_query: &str,
+    n: usize,
+    timeout: Duration,
+    connect: Connect,
+) -> Prepared {
+    let request = Request::get(endpoint, path_and_query);
+    prepare_request(endpoint, request, n, timeout, connect).await
+}
+
+/// Gets a burst of `n` concurrent `request`s to `endpoint` ready, each with `timeout` to
+/// answer, on connections made as `connect` says: for [`Connect::Before`], opens them all
+/// and waits until the server has accepted them.
+pub async fn prepare_request(
+    endpoint: &Endpoint,
+    request: Request,
     n: usize,
     timeout: Duration,
     connect: Connect,
@@ -173,13 +185,13 @@ pub async fn prepare(
     };
     Prepared {
         peer,
-        request: Request::get(endpoint, path_and_query),
+        request,
         timeout,
         connections,
     }
 }
 
-/// [`prepare`], then [`Prepared::fire`]: a whole burst.
+/// [`prepare`], then [`Prepared::fire`]: a whole burst of `GET path_and_query`.
 pub async fn fire(
     endpoint: &Endpoint,
     path_and_query: &str,
@@ -187,7 +199,19 @@ pub async fn fire(
     timeout: Duration,
     connect: Connect,
 ) -> Burst {
-    (prepare(endpoint, path_and_query, n, timeout, connect).await)
+    let request = Request::get(endpoint, path_and_query);
+    fire_request(endpoint, request, n, timeout, connect).await
+}
+
+/// [`prepare_request`], then [`Prepared::fire`]: a whole burst of `request`.
+pub async fn fire_request(
+    endpoint: &Endpoint,
+    request: Request,
+    n: usize,
+    timeout: Duration,
+    connect: Connect,
+) -> Burst {
+    (prepare_request(endpoint, request, n, timeout, connect).await)
         .fire()
         .await
 }

@@ -125,6 +125,11 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// Whether its status is a success, 2xx.
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
     /// The body as JSON of type `T`, if it is that.
     pub fn json<T: DeserializeOwned>(&self) -> Option<T> {
         serde_json::from_slice(&self.body).ok()

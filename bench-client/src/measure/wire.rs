@@ -30,19 +30,38 @@ pub const MAX_HEAD: usize = 64 * 1024;
 /// bytes) fits in it, and 10,000 of them at once take 5 MB.
 const READ_BUFFER: usize = 512;
 
-/// `GET path` as the bytes to write, encoded once and shared by every request of a burst.
+/// A request as the bytes to write, encoded once and shared by every request of a burst.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request(Bytes);
 
 impl Request {
     /// `GET prefix + path_and_query` to `endpoint`, with its `host` header.
     pub fn get(endpoint: &Endpoint, path_and_query: &str) -> Request {
-        let head = format!(
-            "GET {}{path_and_query} HTTP/1.1\r\nhost: {}\r\n\r\n",
+        Request::new(endpoint, "GET", path_and_query, &[], b"")
+    }
+
+    /// `method prefix + path_and_query` to `endpoint`, with its `host` header, then
+    /// `headers` as given, then `body` with its `content-length` (none for an empty body).
+    pub fn new(
+        endpoint: &Endpoint,
+        method: &str,
+        path_and_query: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Request {
+        let mut head = format!(
+            "{method} {}{path_and_query} HTTP/1.1\r\nhost: {}\r\n",
             endpoint.prefix,
             endpoint.authority()
         );
-        Request(Bytes::from(head))
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if !body.is_empty() {
+            head.push_str(&format!("content-length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        Request(Bytes::from([head.as_bytes(), body].concat()))
     }
 
     /// What is written on each connection.

@@ -34,7 +34,7 @@ use crate::Error;
 use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::environment::Environment;
-use crate::measure::probe::{ProbeRecords, closed, open};
+use crate::measure::probe::{HealthCheck, ProbeRecords, closed, open};
 use crate::measure::session::{
     self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions,
     ServerSetup, Step,
@@ -270,7 +270,7 @@ async fn measure(running: &Running, step: Pause) -> RestSample {
     let pid = running.server.as_ref().and_then(|server| server.pid());
     let meter = ConfounderMeter::start(running);
     let before = pid.map(thread_switches);
-    let closed = closed::start(running.endpoint.clone(), pause);
+    let closed = closed::start(HealthCheck::ping(&running.endpoint), pause);
     tokio::time::sleep(probe_for).await;
     let closed_loop = closed.stop().await;
     let after = pid.map(thread_switches);
@@ -282,7 +282,7 @@ async fn measure(running: &Running, step: Pause) -> RestSample {
         None
     } else {
         let open = open::start(
-            running.endpoint.clone(),
+            HealthCheck::ping(&running.endpoint),
             open::Schedule::starting_now(pause),
         );
         tokio::time::sleep(probe_for).await;

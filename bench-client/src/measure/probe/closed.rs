@@ -6,16 +6,16 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::{Ping, ProbeRecord, ProbeTask, ping};
-use crate::measure::http::{Connection, Endpoint};
+use super::{HealthCheck, Ping, ProbeRecord, ProbeTask, ping};
+use crate::measure::http::Connection;
 
-/// Starts pinging `endpoint` every `every` (after each answer), until stopped.
-pub fn start(endpoint: Endpoint, every: Duration) -> ProbeTask {
-    ProbeTask::spawn("closed-loop pinger", endpoint, every, ping_until_stopped)
+/// Starts sending `check` every `every` (after each answer), until stopped.
+pub fn start(check: HealthCheck, every: Duration) -> ProbeTask {
+    ProbeTask::spawn("closed-loop pinger", check, every, ping_until_stopped)
 }
 
 async fn ping_until_stopped(
-    endpoint: Endpoint,
+    check: HealthCheck,
     every: Duration,
     mut stopped: watch::Receiver<bool>,
 ) -> ProbeRecord {
@@ -23,7 +23,7 @@ async fn ping_until_stopped(
     let mut connection: Option<Connection> = None;
     while !*stopped.borrow() {
         let due = Instant::now();
-        let (outcome, latency_ms) = ping(&endpoint, connection.take(), due).await;
+        let (outcome, latency_ms) = ping(&check, connection.take(), due).await;
         // A failed connection is dropped: the next ping opens a new one.
         let error = match outcome {
             Ok(open) => {

@@ -1,4 +1,5 @@
-//! The two probes of `GET /ping` that run beside each burst, in one vocabulary.
+//! The two probes of a health check (`GET /ping` on the demo servers) that run beside each
+//! burst, in one vocabulary.
 //!
 //! - [`closed`]: the original bench's pinger. It sends a ping, waits for the answer, pauses,
 //!   and sends the next: while the reactor is blocked it sends nothing, so a stall costs it
@@ -27,6 +28,23 @@ use crate::measure::units::millis;
 
 /// How long one ping may take before it counts as failed.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a probe sends: `GET path` on `endpoint`, a health check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthCheck {
+    pub endpoint: Endpoint,
+    pub path: String,
+}
+
+impl HealthCheck {
+    /// The demo servers' health check: their `/ping`.
+    pub fn ping(endpoint: &Endpoint) -> HealthCheck {
+        HealthCheck {
+            endpoint: endpoint.clone(),
+            path: demo_contract::Route::Ping.path().to_owned(),
+        }
+    }
+}
 
 /// Which probes run beside each burst: the original's closed loop, the open loop that keeps
 /// its schedule, or both side by side (the default), so that a reader sees what the closed
@@ -151,19 +169,19 @@ pub struct ProbeTask {
 }
 
 impl ProbeTask {
-    /// Spawns `probe` against `endpoint` with its `plan` (when to ping); it runs until the
-    /// receiver it is given says stop.
+    /// Spawns `probe` of `check` with its `plan` (when to ping); it runs until the receiver
+    /// it is given says stop.
     fn spawn<P, F>(
         what: &'static str,
-        endpoint: Endpoint,
+        check: HealthCheck,
         plan: P,
-        probe: impl FnOnce(Endpoint, P, watch::Receiver<bool>) -> F,
+        probe: impl FnOnce(HealthCheck, P, watch::Receiver<bool>) -> F,
     ) -> ProbeTask
     where
         F: Future<Output = ProbeRecord> + Send + 'static,
     {
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(probe(endpoint, plan, stopped));
+        let task = tokio::spawn(probe(check, plan, stopped));
         ProbeTask { what, stop, task }
     }
 
@@ -209,7 +227,8 @@ impl Probes {
     /// open loop's schedule starts half a period after the closed loop's first ping, so that
     /// the two probes' pings take turns instead of queueing behind each other on the server.
     pub fn start(choice: ProbeChoice, endpoint: &Endpoint, every: Duration) -> Probes {
-        let closed = (choice != ProbeChoice::Open).then(|| closed::start(endpoint.clone(), every));
+        let check = HealthCheck::ping(endpoint);
+        let closed = (choice != ProbeChoice::Open).then(|| closed::start(check.clone(), every));
         let schedule = match closed {
             Some(_) => open::Schedule {
                 first_after: every / 2,
@@ -217,7 +236,7 @@ impl Probes {
             },
             None => open::Schedule::starting_now(every),
         };
-        let open = (choice != ProbeChoice::Closed).then(|| open::start(endpoint.clone(), schedule));
+        let open = (choice != ProbeChoice::Closed).then(|| open::start(check, schedule));
         Probes { closed, open }
     }
 
@@ -235,11 +254,11 @@ impl Probes {
     }
 }
 
-/// One `GET /ping` on `idle` if it is still open, else on a new connection, within
+/// One `check` on `idle` if it is still open, else on a new connection, within
 /// [`PING_TIMEOUT`]. Returns the connection for the next ping, or why the ping failed, with
 /// the time from `since` to the answer or the failure.
 async fn ping(
-    endpoint: &Endpoint,
+    check: &HealthCheck,
     idle: Option<Connection>,
     since: Instant,
 ) -> (Result<Connection, String>, f64) {
@@ -247,9 +266,9 @@ async fn ping(
         // A connection the server closed (e.g. after its keep-alive timeout) is opened again.
         let mut connection = match idle {
             Some(connection) if !connection.is_closed() => connection,
-            _ => Connection::open(endpoint).await?,
+            _ => Connection::open(&check.endpoint).await?,
         };
-        let reply = connection.send(Method::GET, "/ping").await?;
+        let reply = connection.send(Method::GET, &check.path).await?;
         Ok::<_, HttpError>((reply.status, connection))
     };
     let outcome = tokio::time::timeout(PING_TIMEOUT, exchange)

@@ -40,9 +40,9 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::{Ping, ProbeRecord, ProbeTask, ping};
+use super::{HealthCheck, Ping, ProbeRecord, ProbeTask, ping};
 use crate::measure::cpu::this_thread_cpu_ms;
-use crate::measure::http::{Connection, Endpoint};
+use crate::measure::http::Connection;
 use crate::measure::units::millis;
 
 /// How long before a send time the clock thread stops sleeping and spins. Linux wakes a
@@ -84,14 +84,14 @@ impl Schedule {
     }
 }
 
-/// Starts sending a ping to `endpoint` on `schedule` until stopped; stopping waits for the
+/// Starts sending `check` on `schedule` until stopped; stopping waits for the
 /// pings still in flight.
-pub fn start(endpoint: Endpoint, schedule: Schedule) -> ProbeTask {
-    ProbeTask::spawn("open-loop probe", endpoint, schedule, run_schedule)
+pub fn start(check: HealthCheck, schedule: Schedule) -> ProbeTask {
+    ProbeTask::spawn("open-loop probe", check, schedule, run_schedule)
 }
 
 async fn run_schedule(
-    endpoint: Endpoint,
+    check: HealthCheck,
     schedule: Schedule,
     mut stopped: watch::Receiver<bool>,
 ) -> ProbeRecord {
@@ -102,7 +102,7 @@ async fn run_schedule(
         }
     };
     let (sent, mut pings) = mpsc::unbounded_channel::<Sent>();
-    let clock = Clock::start(endpoint, schedule, &pinger, sent);
+    let clock = Clock::start(check, schedule, &pinger, sent);
     let _ = stopped.wait_for(|&stop| stop).await;
     let clock = clock.stop().await;
     let mut record = ProbeRecord::default();
@@ -212,7 +212,7 @@ impl Clock {
     /// Starts the clock thread: from now, at each send time of `schedule`, a ping spawned on
     /// the ping thread, raised to real-time priority first, and handed over through `sent`.
     fn start(
-        endpoint: Endpoint,
+        check: HealthCheck,
         schedule: Schedule,
         pinger: &PingThread,
         sent: mpsc::UnboundedSender<Sent>,
@@ -233,7 +233,7 @@ impl Clock {
                         break;
                     }
                     realtime &= priority::realtime(ping_thread);
-                    let ping = scheduled_ping(endpoint.clone(), pool.clone(), scheduled);
+                    let ping = scheduled_ping(check.clone(), pool.clone(), scheduled);
                     if sent.send((scheduled, pings.spawn(ping))).is_err() {
                         break;
                     }
@@ -285,7 +285,7 @@ fn wait_until(deadline: Instant, stop: &AtomicBool) -> bool {
 
 /// One scheduled ping on an idle pooled connection (or a new one), sent at `scheduled` (the
 /// task spins to it if it started early), timed from `scheduled`.
-async fn scheduled_ping(endpoint: Endpoint, pool: Pool, scheduled: Instant) -> Ping {
+async fn scheduled_ping(check: HealthCheck, pool: Pool, scheduled: Instant) -> Ping {
     while Instant::now() < scheduled {
         std::hint::spin_loop();
     }
@@ -295,7 +295,7 @@ async fn scheduled_ping(endpoint: Endpoint, pool: Pool, scheduled: Instant) -> P
         .lock()
         .unwrap_or_else(|poison| poison.into_inner())
         .pop();
-    let (outcome, latency_ms) = ping(&endpoint, idle, scheduled).await;
+    let (outcome, latency_ms) = ping(&check, idle, scheduled).await;
     let error = outcome
         .map(|connection| {
             pool.lock()

@@ -1,0 +1,42 @@
+//! What the pages say the probe's own check showed ([`crate::experiments::claims`]).
+
+use super::subjects::{ALL_ROUTES_ON, own_check};
+use super::{AsExpected, ProbeReport};
+use crate::experiments::claims::{Claim, expect};
+use crate::measure::target::Folders;
+
+const PROBE: &str = "results/probe";
+
+pub const CLAIMS: &[Claim<ProbeReport>] = &[Claim {
+    name: "probe.every-route-of-its-own-check-gets-its-verdict",
+    dir: PROBE,
+    holds: |report| {
+        expect(report.failures.is_empty(), || {
+            format!("{:?}", report.failures)
+        })?;
+        let planned: usize = (own_check(&Folders::or_default(None, None)).iter())
+            .map(|subject| subject.routes.len())
+            .sum();
+        let judged = report
+            .routes
+            .iter()
+            .filter(|probe| probe.expected.is_some());
+        expect(judged.clone().count() == planned, || {
+            format!("{} routes judged of {planned}", judged.clone().count())
+        })?;
+        expect(
+            report.routes.iter().any(|p| p.server == ALL_ROUTES_ON),
+            || format!("no route of {ALL_ROUTES_ON}"),
+        )?;
+        report.routes.iter().try_for_each(|probe| {
+            expect(probe.as_expected() != Some(AsExpected::No), || {
+                format!(
+                    "{} {}: {}",
+                    probe.server,
+                    probe.call,
+                    probe.finding().says()
+                )
+            })
+        })
+    },
+}];
