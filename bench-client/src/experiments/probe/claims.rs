@@ -7,36 +7,61 @@ use crate::measure::target::Folders;
 
 const PROBE: &str = "results/probe";
 
-pub const CLAIMS: &[Claim<ProbeReport>] = &[Claim {
-    name: "probe.every-route-of-its-own-check-gets-its-verdict",
-    dir: PROBE,
-    holds: |report| {
-        expect(report.failures.is_empty(), || {
-            format!("{:?}", report.failures)
-        })?;
-        let planned: usize = (own_check(&Folders::or_default(None, None)).iter())
-            .map(|subject| subject.routes.len())
-            .sum();
-        let judged = report
-            .routes
-            .iter()
-            .filter(|probe| probe.expected.is_some());
-        expect(judged.clone().count() == planned, || {
-            format!("{} routes judged of {planned}", judged.clone().count())
-        })?;
-        expect(
-            report.routes.iter().any(|p| p.server == ALL_ROUTES_ON),
-            || format!("no route of {ALL_ROUTES_ON}"),
-        )?;
-        report.routes.iter().try_for_each(|probe| {
-            expect(probe.as_expected() != Some(AsExpected::No), || {
-                format!(
-                    "{} {}: {}",
-                    probe.server,
-                    probe.call,
-                    probe.finding().says()
-                )
+pub const CLAIMS: &[Claim<ProbeReport>] = &[
+    Claim {
+        name: "probe.every-route-of-its-own-check-gets-its-verdict",
+        dir: PROBE,
+        holds: |report| {
+            expect(report.failures.is_empty(), || {
+                format!("{:?}", report.failures)
+            })?;
+            let planned: usize = (own_check(&Folders::or_default(None, None)).iter())
+                .map(|subject| subject.routes.len())
+                .sum();
+            let judged = report
+                .routes
+                .iter()
+                .filter(|probe| probe.expected.is_some());
+            expect(judged.clone().count() == planned, || {
+                format!("{} routes judged of {planned}", judged.clone().count())
+            })?;
+            expect(
+                report.routes.iter().any(|p| p.server == ALL_ROUTES_ON),
+                || format!("no route of {ALL_ROUTES_ON}"),
+            )?;
+            report.routes.iter().try_for_each(|probe| {
+                expect(probe.as_expected() != Some(AsExpected::No), || {
+                    format!(
+                        "{} {}: {}",
+                        probe.server,
+                        probe.call,
+                        probe.finding().says()
+                    )
+                })
             })
-        })
+        },
     },
-}];
+    Claim {
+        name: "probe.cannot-tell-beside-the-large-file-reads",
+        dir: PROBE,
+        holds: |report| {
+            let fixes: Vec<_> = (report.routes.iter())
+                .filter(|probe| probe.server == ALL_ROUTES_ON)
+                .filter(|probe| probe.call.path.starts_with("/ok-file"))
+                .collect();
+            expect(fixes.len() == 2, || {
+                format!("{} file fixes probed", fixes.len())
+            })?;
+            let holds: Vec<_> = fixes
+                .iter()
+                .map(|probe| probe.finding().holds_health)
+                .collect();
+            expect(!holds.contains(&Some(true)), || {
+                format!("{holds:?}: blamed the server")
+            })?;
+            expect(holds.contains(&None), || {
+                format!("{holds:?}: told every time")
+            })
+        },
+    },
+];

@@ -27,12 +27,12 @@ use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::measure::burst::{self, Burst, Connect};
 use crate::measure::environment::Environment;
 use crate::measure::fixtures::{DEFAULT_FILE_MB, Fixtures};
-use crate::measure::http::{Endpoint, get_once};
+use crate::measure::http::get_once;
 use crate::measure::kernel::TcpCounters;
 use crate::measure::probe::{HealthCheck, open};
-use crate::measure::session::{Event, Failure, PAUSE};
+use crate::measure::session::{Event, Failure, PAUSE, SessionError};
 use crate::measure::stalls::{self, StallsSeen};
-use crate::measure::target::{ServerProcess, Target};
+use crate::measure::target::Target;
 use crate::measure::wire::Request;
 use crate::progress::Stage;
 
@@ -322,11 +322,12 @@ async fn probe_all(
             _ => Ok(Vec::new()),
         };
         let probed = match fixture_args {
-            Ok(args) => probe_subject(subject, &args, &report.plan, &mut report.routes, on).await,
+            Ok(args) => (probe_subject(subject, &args, &report.plan, &mut report.routes, on).await)
+                .map_err(|error| error.to_string()),
             Err(reason) => Err(reason),
         };
         if let Err(reason) = probed {
-            let failure = Failure::new(label, 1, None, reason);
+            let failure = Failure::new(label, 1, None, reason.to_string());
             on(Event::Failed(&failure));
             report.failures.push(failure);
         }
@@ -342,20 +343,17 @@ async fn probe_subject(
     plan: &ProbePlan,
     routes: &mut Vec<RouteProbe>,
     on: &mut impl FnMut(Event<'_, RouteProbe>),
-) -> Result<(), String> {
+) -> Result<(), SessionError> {
     let (mut server, endpoint) = match &subject.target {
         Target::Spawn { name, launcher } => {
-            let server = launcher
-                .start(name, args)
-                .await
-                .map_err(|e| e.to_string())?;
+            let server = launcher.start(name, args).await?;
             let endpoint = server.endpoint().clone();
             (Some(server), endpoint)
         }
         Target::External { endpoint, .. } => (None, endpoint.clone()),
     };
     let check = HealthCheck {
-        endpoint: endpoint.clone(),
+        endpoint,
         path: subject.health.clone(),
     };
     let unhealthy = health_once(&check, plan.timeout()).await.err();
@@ -380,23 +378,14 @@ async fn probe_subject(
             stalls: None,
         };
         if probe.error.is_none() {
-            let before = match reads_stalls {
-                true => stalls::read(&endpoint).await,
-                false => None,
-            };
-            probe_route(&endpoint, &check, call, plan, &mut probe).await;
-            if let Some(before) = before {
-                let after = stalls::read(&endpoint).await;
-                probe.stalls = after.map(|after| stalls::between(&before, &after));
-            }
+            probe_watched(&check, plan, reads_stalls, &mut probe).await;
         }
         tokio::time::sleep(PAUSE).await;
-        if let Some(status) = server.as_mut().and_then(ServerProcess::exited) {
-            let stderr = server
-                .as_ref()
-                .map(|s| s.stderr().clone())
-                .unwrap_or_default();
-            return Err(format!("died during {call} ({status}){stderr}"));
+        if let Some(server) = &mut server
+            && let Some(status) = server.exited()
+        {
+            let stderr = server.stderr().clone();
+            return Err(SessionError::Died { status, stderr });
         }
         on(Event::Measured(&probe));
         routes.push(probe);
@@ -404,10 +393,29 @@ async fn probe_subject(
     match server {
         Some(server) => match server.stop().await {
             Ok(status) if status.success() => Ok(()),
-            Ok(status) => Err(format!("did not stop cleanly: {status}")),
-            Err(error) => Err(format!("could not be stopped: {error}")),
+            Ok(status) => Err(SessionError::Unclean(status)),
+            Err(error) => Err(SessionError::Stop(error)),
         },
         None => Ok(()),
+    }
+}
+
+/// [`probe_route`], with what the server's stall detector booked meanwhile if `reads_stalls`.
+async fn probe_watched(
+    check: &HealthCheck,
+    plan: &ProbePlan,
+    reads_stalls: bool,
+    probe: &mut RouteProbe,
+) {
+    let endpoint = &check.endpoint;
+    let before = match reads_stalls {
+        true => stalls::read(endpoint).await,
+        false => None,
+    };
+    probe_route(check, plan, probe).await;
+    if let Some(before) = before {
+        let after = stalls::read(endpoint).await;
+        probe.stalls = after.map(|after| stalls::between(&before, &after));
     }
 }
 
@@ -425,15 +433,10 @@ async fn health_once(check: &HealthCheck, timeout: Duration) -> Result<(), Strin
     }
 }
 
-/// Probes `call` on `endpoint` into `probe`: the requests alone, then the rounds, stopping at
-/// the first failure, which becomes its error.
-async fn probe_route(
-    endpoint: &Endpoint,
-    check: &HealthCheck,
-    call: &Call,
-    plan: &ProbePlan,
-    probe: &mut RouteProbe,
-) {
+/// Probes `probe`'s route on `check`'s server into it: the requests alone, then the rounds,
+/// stopping at the first failure, which becomes its error.
+async fn probe_route(check: &HealthCheck, plan: &ProbePlan, probe: &mut RouteProbe) {
+    let (endpoint, call) = (&check.endpoint, &probe.call);
     let request = Request::new(
         endpoint,
         &call.method,
@@ -460,7 +463,7 @@ async fn probe_route(
         }
     }
     for _ in 0..plan.trials {
-        match round(endpoint, check, &request, plan).await {
+        match round(check, &request, plan).await {
             Ok(trial) => probe.trials.push(trial),
             Err(error) => {
                 probe.error = Some(error);
@@ -472,13 +475,9 @@ async fn probe_route(
 }
 
 /// One round: the health check on its schedule, [`REST_CHECKS`] periods of it at rest, then
-/// N `request`s at once.
-async fn round(
-    endpoint: &Endpoint,
-    check: &HealthCheck,
-    request: &Request,
-    plan: &ProbePlan,
-) -> Result<Trial, String> {
+/// N `request`s at once to its server.
+async fn round(check: &HealthCheck, request: &Request, plan: &ProbePlan) -> Result<Trial, String> {
+    let endpoint = &check.endpoint;
     let before = TcpCounters::read();
     let health = open::start(check.clone(), open::Schedule::starting_now(plan.every()));
     tokio::time::sleep(plan.every() * REST_CHECKS).await;

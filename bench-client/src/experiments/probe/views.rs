@@ -300,14 +300,16 @@ fn path_of(probe: &RouteProbe) -> &str {
     probe.call.path.split('?').next().unwrap_or_default()
 }
 
-/// The server whose lines [`terminal`] shows: the original demonstration's stack.
-pub const SHOWN: &str = "fastapi-asyncio";
+/// The server whose lines [`terminal`] shows: the original demonstration's stack, on its
+/// blocking route and its threadpool fix.
+pub const SHOWN: (&str, [&str; 2]) = ("fastapi-asyncio", ["/bad", "/ok-def"]);
 
 /// What the terminal showed of [`SHOWN`]'s routes, as `bench-client probe URL --route ...`
 /// prints it; nothing if the run has none of them.
 fn terminal(report: &ProbeReport) -> String {
+    let (server, paths) = SHOWN;
     let lines: Vec<String> = (report.routes.iter())
-        .filter(|probe| probe.server == SHOWN)
+        .filter(|probe| probe.server == server && paths.contains(&path_of(probe)))
         .map(line)
         .collect();
     if lines.is_empty() {
