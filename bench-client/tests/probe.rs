@@ -7,7 +7,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use tokio::sync::Mutex;
 
 use bench_client::experiments::comparison::Case;
 use bench_client::experiments::probe::ProbeReport;
@@ -17,6 +16,7 @@ use bench_client::measure::stats::Verdict as ComparisonVerdict;
 use bench_client::measure::target::{self, READY_WITHIN, REFERENCE_READY_WITHIN, ServerProcess};
 use common::{bench_client, read_report, real_server, skip, temp_dir};
 use serde_json::Value;
+use tokio::sync::Mutex;
 
 /// One probe at a time: two would share the machine's two cores, and each other's waits.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
@@ -38,8 +38,8 @@ async fn stub(args: &[&str]) -> ServerProcess {
         .expect("the stub server starts")
 }
 
-/// `bench-client probe URL ARGS...` into a folder of its own: its output, and its
-/// verdicts.json (`Null` if it wrote none).
+/// `bench-client probe URL ARGS...` into a folder of its own: its output, and the verdicts
+/// of its verdicts.json (`Null` if it wrote none).
 fn probe(url: &str, args: &[&str]) -> (Output, Value) {
     let out = temp_dir("probe");
     let output = bench_client()
@@ -49,8 +49,10 @@ fn probe(url: &str, args: &[&str]) -> (Output, Value) {
         .arg(&*out)
         .output()
         .expect("the bench client runs");
-    let verdicts = std::fs::read_to_string(out.join("verdicts.json"))
-        .map_or(Value::Null, |json| serde_json::from_str(&json).unwrap());
+    let verdicts = std::fs::read_to_string(out.join("verdicts.json")).map_or(Value::Null, |json| {
+        serde_json::from_str::<Value>(&json).unwrap()
+    });
+    let verdicts = verdicts["verdicts"].clone();
     (output, verdicts)
 }
 

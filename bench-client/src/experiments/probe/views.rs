@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::subjects::{ALL_ROUTES_ON, Expected};
 use super::verdict::Finding;
 use super::{AsExpected, ProbeReport, RouteProbe, Trial};
+use crate::measure::environment::Environment;
 use crate::measure::kernel::TcpCounters;
 use crate::report::View;
 use crate::report::files;
@@ -20,6 +21,14 @@ pub fn views(report: &ProbeReport) -> Vec<View> {
         ("PROBE.md".to_owned(), probe_markdown(report)),
         ("verdicts.json".to_owned(), files::json(&verdicts(report))),
     ]
+}
+
+/// `verdicts.json`: every route's verdict and figures, with the run they come from.
+#[derive(Debug, Serialize)]
+pub struct Verdicts<'a> {
+    pub environment: &'a Environment,
+    pub command: &'a str,
+    pub verdicts: Vec<Judged<'a>>,
 }
 
 /// One route's verdict and figures, as `verdicts.json` lists them.
@@ -35,8 +44,8 @@ pub struct Judged<'a> {
 }
 
 /// Every route's verdict, in the order probed.
-pub fn verdicts(report: &ProbeReport) -> Vec<Judged<'_>> {
-    (report.routes.iter())
+pub fn verdicts(report: &ProbeReport) -> Verdicts<'_> {
+    let verdicts = (report.routes.iter())
         .map(|probe| Judged {
             server: &probe.server,
             route: probe.call.to_string(),
@@ -44,7 +53,12 @@ pub fn verdicts(report: &ProbeReport) -> Vec<Judged<'_>> {
             expected: probe.expected,
             finding: probe.finding(),
         })
-        .collect()
+        .collect();
+    Verdicts {
+        environment: &report.environment,
+        command: &report.command,
+        verdicts,
+    }
 }
 
 /// The terminal's line for one route: the verdict, then the figures behind it.
