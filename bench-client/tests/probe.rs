@@ -10,10 +10,12 @@ use std::process::Output;
 
 use bench_client::experiments::comparison::Case;
 use bench_client::experiments::probe::ProbeReport;
-use bench_client::experiments::probe::subjects::{STUB_SERVER, python3};
+use bench_client::experiments::probe::subjects;
 use bench_client::experiments::probe::verdict::Verdict;
 use bench_client::measure::stats::Verdict as ComparisonVerdict;
-use bench_client::measure::target::{self, READY_WITHIN, REFERENCE_READY_WITHIN, ServerProcess};
+use bench_client::measure::target::{
+    self, READY_WITHIN, REFERENCE_READY_WITHIN, ServerProcess, Target,
+};
 use common::{bench_client, read_report, real_server, skip, temp_dir};
 use serde_json::Value;
 use tokio::sync::Mutex;
@@ -25,17 +27,14 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 /// of them one after another to take a second.
 const WORK: &str = "/work?ms=100";
 
-/// The stub server of `kind` (and its flags), started on port 0.
+/// The stub server of `kind` (and its flags), started on port 0 as the probe's own check
+/// starts it.
 async fn stub(args: &[&str]) -> ServerProcess {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(STUB_SERVER);
-    let args: Vec<String> = std::iter::once(script.display().to_string())
-        .chain(args.iter().map(|arg| arg.to_string()))
-        .collect();
-    ServerProcess::spawn("stub", &python3(), &args, &[], READY_WITHIN)
-        .await
-        .expect("the stub server starts")
+    let args = args.iter().map(|arg| arg.to_string()).collect();
+    let Target::Spawn { launcher, .. } = subjects::stub("stub", args) else {
+        unreachable!("a stub is spawned");
+    };
+    (launcher.start("stub", &[]).await).expect("the stub server starts")
 }
 
 /// `bench-client probe URL ARGS...` into a folder of its own: its output, and the verdicts

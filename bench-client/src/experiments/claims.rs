@@ -16,6 +16,15 @@ use doc_links::outcomes;
 use super::{ALL, Experiment};
 use crate::report::pages;
 
+/// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own, so that
+/// the kernel's hash, not the load, deals them the connections: what several experiments'
+/// claims tell apart.
+pub const REUSE_PORT: [&str; 3] = [
+    "demo-axum-compio",
+    "demo-hyper-glommio",
+    "demo-hyper-monoio",
+];
+
 /// One claim over the record of `E`'s results in one folder.
 #[derive(Debug)]
 pub struct Claim<R: 'static> {

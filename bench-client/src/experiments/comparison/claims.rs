@@ -2,17 +2,9 @@
 //! ([`crate::experiments::claims`]).
 
 use super::{Case, Report};
-use crate::experiments::claims::{Claim, expect};
+use crate::experiments::claims::{Claim, REUSE_PORT, expect};
 use crate::measure::stats::Verdict;
 use crate::measure::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
-
-/// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own, so that
-/// the kernel's hash, not the load, deals them the connections.
-const REUSE_PORT: [&str; 3] = [
-    "demo-axum-compio",
-    "demo-hyper-glommio",
-    "demo-hyper-monoio",
-];
 
 /// glommio's awaited file read, which its server's stall detector caught holding the reactor.
 const GLOMMIO_FILE: (&str, &str) = ("demo-hyper-glommio", "/ok-file-await");

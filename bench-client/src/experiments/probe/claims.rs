@@ -1,7 +1,7 @@
 //! What the pages say the probe's own check showed ([`crate::experiments::claims`]).
 
-use super::subjects::{ALL_ROUTES_ON, own_check};
-use super::{AsExpected, ProbeReport};
+use super::ProbeReport;
+use super::subjects::{ALL_ROUTES_ON, AsExpected, own_check};
 use crate::experiments::claims::{Claim, expect};
 use crate::measure::target::Folders;
 

@@ -37,8 +37,8 @@ use crate::measure::wire::Request;
 use crate::progress::Stage;
 
 pub use args::{Call, ProbeArgs};
-use subjects::{Expected, Subject};
-use verdict::{Finding, Verdict};
+use subjects::{AsExpected, Expected, Subject};
+use verdict::Finding;
 
 /// The probe, in [`crate::experiments::ALL`].
 #[derive(Debug, Clone, Copy)]
@@ -236,33 +236,8 @@ impl RouteProbe {
 
     /// Whether it got the verdict it must get; `None` if none is known.
     pub fn as_expected(&self) -> Option<AsExpected> {
-        let expected = self.expected?;
-        let finding = self.finding();
-        let right = match finding.holds_health {
-            Some(holds) => finding.verdict == expected.verdict && holds == expected.holds_health,
-            // It could not tell whether the health check waited: right only if it did not
-            // claim a block where there is none.
-            None if !expected.holds_health && finding.verdict != Verdict::Failed => {
-                return Some(AsExpected::CannotTell);
-            }
-            None => false,
-        };
-        Some(if right {
-            AsExpected::Yes
-        } else {
-            AsExpected::No
-        })
+        Some(self.expected?.met_by(&self.finding()))
     }
-}
-
-/// How a route's verdict compares with the one it must get.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AsExpected {
-    Yes,
-    No,
-    /// It could not tell whether the health check waited (the machine was too busy), and
-    /// claimed nothing the route does not do.
-    CannotTell,
 }
 
 /// One round of N requests at once.
@@ -507,18 +482,20 @@ async fn round(check: &HealthCheck, request: &Request, plan: &ProbePlan) -> Resu
         kernel,
     };
     for ping in checks.pings {
-        let during = ping.due >= burst.start && ping.due <= end;
-        match (during, ping.answered()) {
-            (false, true) if ping.due < burst.start => {
-                trial.health_at_rest_ms.push(ping.latency_ms)
+        if ping.due < burst.start {
+            if ping.answered() {
+                trial.health_at_rest_ms.push(ping.latency_ms);
             }
-            (true, true) => trial.health_during_ms.push(ping.latency_ms),
-            (true, false) => trial.health_failed += 1,
-            _ => {}
+            continue;
         }
-        if let Some(lag) = ping.send_lag_ms.filter(|_| during) {
-            trial.health_lag_ms.push(lag);
+        if ping.due > end {
+            continue;
         }
+        match ping.answered() {
+            true => trial.health_during_ms.push(ping.latency_ms),
+            false => trial.health_failed += 1,
+        }
+        trial.health_lag_ms.extend(ping.send_lag_ms);
     }
     Ok(trial)
 }

@@ -8,7 +8,7 @@ use demo_contract::Route;
 use serde::{Deserialize, Serialize};
 
 use super::args::Call;
-use super::verdict::Verdict;
+use super::verdict::{Finding, Verdict};
 use crate::measure::http::Endpoint;
 use crate::measure::target::{Folders, Launcher, SERVERS, Target};
 use crate::measure::work::WorkPath;
@@ -19,6 +19,33 @@ use crate::measure::work::WorkPath;
 pub struct Expected {
     pub verdict: Verdict,
     pub holds_health: bool,
+}
+
+impl Expected {
+    /// How `finding` compares with this.
+    pub fn met_by(&self, finding: &Finding) -> AsExpected {
+        match finding.holds_health {
+            Some(holds) if finding.verdict == self.verdict && holds == self.holds_health => {
+                AsExpected::Yes
+            }
+            // It could not tell whether the health check waited: right only if it did not
+            // claim a block where there is none.
+            None if !self.holds_health && finding.verdict != Verdict::Failed => {
+                AsExpected::CannotTell
+            }
+            _ => AsExpected::No,
+        }
+    }
+}
+
+/// How a route's verdict compares with the one it must get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsExpected {
+    Yes,
+    No,
+    /// It could not tell whether the health check waited (the machine was too busy), and
+    /// claimed nothing the route does not do.
+    CannotTell,
 }
 
 /// The verdict of a route that blocks the thread serving the health check.
@@ -169,7 +196,7 @@ fn expected(route: Route) -> Expected {
 }
 
 /// A stub server named `name`, started as `python3 STUB_SERVER args... --port 0`.
-fn stub(name: &str, args: Vec<String>) -> Target {
+pub fn stub(name: &str, args: Vec<String>) -> Target {
     let script = repository().join(STUB_SERVER).display().to_string();
     Target::Spawn {
         name: name.to_owned(),
@@ -181,7 +208,7 @@ fn stub(name: &str, args: Vec<String>) -> Target {
 }
 
 /// The first `python3` on the `PATH`, or the bare name (which then fails to start, by name).
-pub fn python3() -> PathBuf {
+fn python3() -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     (std::env::split_paths(&path).map(|dir| dir.join("python3")))
         .find(|program| program.is_file())

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::subjects::{ALL_ROUTES_ON, Expected};
+use super::subjects::{ALL_ROUTES_ON, AsExpected, Expected};
 use super::verdict::Finding;
-use super::{AsExpected, ProbeReport, RouteProbe, Trial};
+use super::{ProbeReport, RouteProbe, Trial};
 use crate::measure::environment::Environment;
 use crate::measure::kernel::TcpCounters;
 use crate::report::View;
@@ -77,7 +77,7 @@ pub fn line(probe: &RouteProbe) -> String {
     }
     if let Some(expected) = probe
         .expected
-        .filter(|_| probe.as_expected() == Some(AsExpected::No))
+        .filter(|expected| expected.met_by(&finding) == AsExpected::No)
     {
         let _ = write!(out, "\n    expected: {}", expectation(expected));
     }
@@ -89,10 +89,7 @@ pub fn line(probe: &RouteProbe) -> String {
 
 /// The health check's p50 and p99 at rest and during the rounds, and its failures.
 fn health(finding: &Finding) -> String {
-    let pair = |p: Option<[f64; 2]>| match p {
-        Some([p50, p99]) => format!("{}/{}", latency(Some(p50)), latency(Some(p99))),
-        None => "-".to_owned(),
-    };
+    let pair = |p50_p99| pair(p50_p99, "/");
     let failed = match finding.health_failed {
         0 => String::new(),
         k => format!(", {k} failed"),
@@ -102,6 +99,14 @@ fn health(finding: &Finding) -> String {
         pair(finding.health_at_rest_ms),
         pair(finding.health_during_ms)
     )
+}
+
+/// A p50 and a p99 in ms, as `latency` prints each, with `between` between them; "-" for
+/// none.
+fn pair(p50_p99: Option<[f64; 2]>, between: &str) -> String {
+    p50_p99.map_or("-".to_owned(), |[p50, p99]| {
+        format!("{}{between}{}", latency(Some(p50)), latency(Some(p99)))
+    })
 }
 
 fn ratio(ratio: Option<f64>) -> String {
@@ -168,11 +173,7 @@ fn table(report: &ProbeReport) -> String {
     });
     for probe in &report.routes {
         let finding = probe.finding();
-        let pair = |p: Option<[f64; 2]>| {
-            p.map_or("-".to_owned(), |[p50, p99]| {
-                format!("{} / {}", latency(Some(p50)), latency(Some(p99)))
-            })
-        };
+        let pair = |p50_p99| pair(p50_p99, " / ");
         let mut row = format!(
             "| {} | `{}` |",
             cell(&probe.server),
@@ -184,7 +185,7 @@ fn table(report: &ProbeReport) -> String {
                 " {} | {} | {} |",
                 probe.expected.map_or("-".to_owned(), expectation),
                 cell(&finding.says()),
-                match probe.as_expected() {
+                match probe.expected.map(|expected| expected.met_by(&finding)) {
                     Some(AsExpected::Yes) => "yes",
                     Some(AsExpected::No) => "**no**",
                     Some(AsExpected::CannotTell) => "could not tell",

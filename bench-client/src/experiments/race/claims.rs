@@ -6,7 +6,7 @@ use demo_contract::variant::{
 
 use super::arrival::PingAt;
 use super::{GotIn, RaceReport, Tally};
-use crate::experiments::claims::{Claim, expect};
+use crate::experiments::claims::{Claim, REUSE_PORT, expect};
 use crate::measure::burst::Connect;
 use crate::report::text::connect_text;
 
@@ -16,14 +16,6 @@ const RACE_500MS: &str = "results/race-500ms";
 /// The race at two and at four reactor threads.
 const TWO_THREADS: &str = "results/per-core/threads-2";
 const FOUR_THREADS: &str = "results/per-core/threads-4";
-
-/// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own: the
-/// kernel's hash, not the load, deals them the connections.
-const REUSE_PORT: [&str; 3] = [
-    "demo-axum-compio",
-    "demo-hyper-glommio",
-    "demo-hyper-monoio",
-];
 
 /// The Rust servers whose pinger mostly got in somewhere with the connections arriving during
 /// the burst, and waited for all with them accepted first.
