@@ -2,8 +2,8 @@
 //! the compiler that built the binaries, the versions of the stacks under test, as
 //! Cargo.lock pins them, and the digest of every source a code stamp may cover
 //! (`src/stamps.rs`), from which each experiment's stamp is made, so that a results folder
-//! written by older code is caught (the test `fresh_results`, and `bench-client all
-//! --stale`, compare the stamp each folder records with its experiment's).
+//! written by older code is caught (`bench-client audit` and `bench-client all --stale`
+//! compare the stamp each folder records with its experiment's).
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -7,7 +7,9 @@
 # With arguments, runs `bench-client ARGS...` instead, after the same build: one experiment
 # alone (e.g. `scripts/run.sh sweep --help`), which leaves the README alone; or
 # `scripts/run.sh all --stale`: only the experiments whose measuring code changed since their
-# results were written.
+# results were written. Every run ends with `bench-client audit --brief`: which runs are
+# stale, and which sentences of the pages this machine's results do not bear out (a false
+# one, or a figure that does not match its results, makes the exit status 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins
@@ -19,8 +21,22 @@ RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --release --locked \
 # Exit 3: no python3 (setup.sh said so in one line); the FastAPI rows are left out.
 reference/fastapi/setup.sh || [ "$?" -eq 3 ]
 bench="${CARGO_TARGET_DIR:-target}/release/bench-client"
+# Runs `bench-client ARGS...`, then the audit of results/; the run's failure, else the audit's.
+run_and_audit() {
+    local status=0
+    "$bench" "$@" || status=$?
+    echo
+    "$bench" audit --brief || { [ "$status" -ne 0 ] || status=$?; }
+    exit "$status"
+}
 if [ "$#" -gt 0 ]; then
-    exec "$bench" "$@"
+    case "$1" in
+        audit | redraw | help | -h | --help | -V | --version) exec "$bench" "$@" ;;
+    esac
+    for arg in "$@"; do
+        case "$arg" in -h | --help) exec "$bench" "$@" ;; esac
+    done
+    run_and_audit "$@"
 fi
 # The criterion benches and their report binaries are built now, so that the job's record
 # times the benches, not a build: each exactly as its script builds it, since cargo unifies the
@@ -35,4 +51,4 @@ cargo build --release --locked -p offload-cost --bins
 # in the dev profile: checked now, the experiment's clippy replays its warnings, and the
 # record times the checks, not a build.
 "${CARGO_TARGET_DIR}/release/blocking-check" check-ahead
-exec "$bench" all
+run_and_audit all

@@ -24,6 +24,26 @@ pub enum Builtin {
     /// each one's command to run it alone is listed too. Run from the repository's root
     /// (scripts/run.sh does, after building)
     All(AllArgs),
+    /// Stands a results folder against the code and the pages: each run fresh, stale or not
+    /// run; each generated block against its results; each claim of the pages holds, differs
+    /// (an observation of the reference run this run does not show), n/a (the run lacks what
+    /// it needs) or false (physics this run contradicts). Exits 1 on a false claim or a block
+    /// that does not match, never on a stale run or a claim that differs. Run from the
+    /// repository's root
+    Audit(AuditArgs),
+}
+
+/// `bench-client audit`.
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    /// The results folder to audit, laid out as results/ is (a rerun's, say); the pages'
+    /// blocks are checked only against the repository's own results/, which they copy
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub results: PathBuf,
+
+    /// Leave out the fresh runs and the claims that hold: what is left, and the summary
+    #[arg(long)]
+    pub brief: bool,
 }
 
 /// `bench-client all`.

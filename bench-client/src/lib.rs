@@ -6,7 +6,8 @@
 //!
 //! - the front: [`cli`], the command line; [`job`], the main job, every experiment's runs;
 //!   [`stale`], which of them the code has changed since their results were written;
-//!   [`redraw`], every view rewritten from the records;
+//!   [`redraw`], every view rewritten from the records; [`audit`], a results folder stood
+//!   against the code and the pages' claims;
 //! - [`experiments`]: one folder per experiment, with its command line, its plan, its run and
 //!   its record, and the one list of them ([`experiments::ALL`]) that everything above reads:
 //!   to read one experiment, open `src/experiments/<its name>`; to add one, add a folder and
@@ -19,6 +20,7 @@
 //! ends; [`stamps`], how an experiment's code stamp is made; and [`Error`], why a command
 //! could not finish.
 
+pub mod audit;
 pub mod cli;
 mod error;
 pub mod experiments;

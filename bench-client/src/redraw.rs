@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 use crate::experiments::comparison::views::readme;
 use crate::experiments::comparison::{Comparison, Report};
-use crate::experiments::{self, Entry, Experiment as _, claims};
+use crate::experiments::{self, Entry, Experiment as _};
 use crate::report::pages;
+use crate::stale;
 
 /// Where the committed results live, from the repository's root.
 pub const RESULTS: &str = "results";
@@ -43,18 +44,16 @@ impl Redraw {
             redraw_dir(dir)?;
             eprintln!("redrew {}", dir.display());
         }
+        let notes = stale::notes(root);
         if let Some(readme) = &self.readme {
             let comparison = self.dirs.first().map_or(root.join(RESULTS), Clone::clone);
-            redraw_readme(&comparison, readme)?;
+            redraw_readme(&comparison, readme, &notes)?;
         }
         if self.pages {
-            for page in pages::refresh_all(root)? {
+            for page in pages::refresh_all(root, &notes)? {
                 eprintln!("redrew the figures of {}", page.display());
             }
-            // A sentence the new results no longer support: the test command fails on it.
-            for unheld in claims::unheld(root) {
-                eprintln!("bench-client: {unheld}");
-            }
+            eprintln!("`bench-client audit` stands the pages' claims against the results");
         }
         Ok(())
     }
@@ -101,8 +100,26 @@ fn redraw_dir(dir: &Path) -> Result<(), Error> {
     }
 }
 
-/// The README's block from the comparison in `dir`, which must be a complete default one.
-fn redraw_readme(dir: &Path, page: &Path) -> Result<(), Error> {
+/// The README's block from the comparison in `dir`, which must be a complete default one;
+/// `notes`, what [`stale::notes`] says of the stale runs.
+fn redraw_readme(dir: &Path, page: &Path, notes: &pages::Stale) -> Result<(), Error> {
+    let report = readme_report(dir, page)?;
+    let record = dir.join(Comparison::RECORD);
+    let note = notes.iter().find(|(file, _)| same_file(file, &record));
+    readme::refresh(&report, page, note.map(|(_, note)| note.as_str()))
+}
+
+/// Whether two paths name one file (one may be relative to the working folder).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The comparison in `dir` that the README's block at `page` is drawn from: a complete run
+/// of the full default comparison, or an error saying the page stays as it was.
+pub fn readme_report(dir: &Path, page: &Path) -> Result<Report, Error> {
     let path = dir.join(Comparison::RECORD);
     let json = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
     let report: Report =
@@ -113,7 +130,7 @@ fn redraw_readme(dir: &Path, page: &Path) -> Result<(), Error> {
             reason: format!("stays as it was: {}", readme::ONLY_COMPLETE),
         });
     }
-    readme::refresh(&report, page)
+    Ok(report)
 }
 
 #[cfg(test)]

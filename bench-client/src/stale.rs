@@ -1,13 +1,16 @@
 //! Which runs of the main job are stale: their results record another code stamp than the
 //! one this binary was built with for their experiment (its `Code`, with what `src/stamps.rs`
-//! adds), and why. `bench-client all --stale` reruns those; the test `fresh_results`
-//! fails while there are any.
+//! adds), and why. `bench-client all --stale` reruns those; `bench-client audit` lists them,
+//! and every generated block that copies a stale run says so where it stands ([`notes`]).
+//! A stale run is shown, never refused: a change that only moves code may land before the
+//! rerun.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::experiments::Code;
+use crate::experiments::claims::folder;
 use crate::job::{self, Done, RECORD, Run, main_job};
 use crate::measure::environment::current_stamp;
 
@@ -45,17 +48,55 @@ pub struct Stale {
 /// Every run of the main job whose results, in the repository at `root`, record another
 /// stamp than this build's (or none, or have no results file at all).
 pub fn stale_experiments(root: &Path) -> Vec<Stale> {
+    stale_in(root, &root.join(RESULTS))
+}
+
+/// As [`stale_experiments`], for the results folder `results` laid out as `results/` is
+/// (the repository's own, or a rerun's elsewhere); `root` is the repository, whose history
+/// says what changed.
+pub fn stale_in(root: &Path, results: &Path) -> Vec<Stale> {
     main_job()
         .into_iter()
-        .filter_map(|run| stale(root, run))
+        .filter_map(|run| stale(root, results, run))
         .collect()
 }
 
-/// `run`, if it is stale.
-fn stale(root: &Path, run: Run) -> Option<Stale> {
+/// The note every generated block copying a stale run's results carries, with the command
+/// that reruns it.
+pub fn note(run: &Run) -> String {
+    format!(
+        "*Stale: the code that measures this has changed since this run; `{}` measures it \
+         again.*",
+        run.rerun()
+    )
+}
+
+/// Each results file of a stale run under the repository's `root`, with its [`note`]: what
+/// the pages' generated blocks read to say so.
+pub fn notes(root: &Path) -> Vec<(PathBuf, String)> {
+    let results = root.join(RESULTS);
+    let mut notes = Vec::new();
+    for stale in stale_in(root, &results) {
+        let out = folder(&results, stale.run.results().1);
+        let note = note(&stale.run);
+        notes.extend(
+            results_files(&results, &out)
+                .into_iter()
+                .map(|f| (f, note.clone())),
+        );
+    }
+    notes
+}
+
+/// Where the committed results live, from the repository's root.
+const RESULTS: &str = "results";
+
+/// `run`, if it is stale in the results folder `results`.
+fn stale(root: &Path, results: &Path, run: Run) -> Option<Stale> {
     let (code, out) = run.results();
     let now = current_stamp(&code);
-    let files = results_files(root, &out);
+    let out = folder(results, &out);
+    let files = results_files(results, &out);
     // Each file read and parsed once: some records are megabytes of JSON.
     let records: Vec<Record> = files.iter().map(|file| Record::read(file)).collect();
     let mut recorded: Vec<(PathBuf, Option<String>)> = (files.iter().zip(&records))
@@ -64,9 +105,9 @@ fn stale(root: &Path, run: Run) -> Option<Stale> {
         .collect();
     // A script's results record no command line, and are stamped by their script alone.
     let command_was = (records.iter().find_map(|record| record.command.clone()))
-        .filter(|was| *was != run.command_line());
+        .filter(|was| measured(was) != measured(&run.command_line()));
     if files.is_empty() {
-        recorded.push((root.join(&out), None));
+        recorded.push((out, None));
     } else if recorded.is_empty() && command_was.is_none() {
         return None;
     }
@@ -81,19 +122,35 @@ fn stale(root: &Path, run: Run) -> Option<Stale> {
     })
 }
 
-/// The results files of an experiment whose results are at `out` under `root`: the file
-/// itself, or the JSON and Markdown files directly in the folder but those another
-/// experiment of the job writes there (the scripts' files) and the job's record.
-pub fn results_files(root: &Path, out: &Path) -> Vec<PathBuf> {
-    let path = root.join(out);
+/// What a command line measures: its words but where it writes (`--out`, `--readme` and
+/// their values), so that a rerun into another folder is the same measurement.
+fn measured(command: &str) -> Vec<&str> {
+    let mut words = command.split_whitespace();
+    let mut kept = Vec::new();
+    while let Some(word) = words.next() {
+        match word {
+            "--out" | "--readme" => drop(words.next()),
+            _ if word.starts_with("--out=") || word.starts_with("--readme=") => {}
+            _ => kept.push(word),
+        }
+    }
+    kept
+}
+
+/// The results files of an experiment whose results are at `out` within the results folder
+/// `results`: the file itself, or the JSON and Markdown files directly in the folder but
+/// those another experiment of the job writes there (the scripts' files) and the job's
+/// record.
+pub fn results_files(results: &Path, out: &Path) -> Vec<PathBuf> {
+    let path = out.to_owned();
     if path.is_file() {
         return vec![path];
     }
     // A script's results are a file, which no folder's experiment wrote.
     let others: Vec<PathBuf> = (main_job().iter())
-        .map(|run| root.join(run.results().1))
+        .map(|run| folder(results, run.results().1))
         .filter(|path| path.is_file())
-        .chain([root.join(RECORD)])
+        .chain([folder(results, RECORD)])
         .collect();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&path)
         .into_iter()
@@ -273,16 +330,24 @@ mod tests {
     #[test]
     fn results_run_with_the_jobs_command_and_stamp_are_fresh() {
         let root = repository_with("same", &at_rest().command_line());
-        let stale = stale(&root, at_rest());
+        let stale = stale(&root, &root.join(RESULTS), at_rest());
         let _ = std::fs::remove_dir_all(&root);
         assert!(stale.is_none(), "{stale:?}");
+    }
+
+    #[test]
+    fn a_run_into_another_folder_measures_the_same() {
+        let job = "bench-client --readme README.md";
+        assert_eq!(measured(job), measured("bench-client --out /tmp/rerun"));
+        assert_eq!(measured("a --out=x --rounds 2"), ["a", "--rounds", "2"]);
+        assert_ne!(measured(job), measured("bench-client --threads 2"));
     }
 
     #[test]
     fn a_flag_changed_in_the_jobs_list_makes_the_results_stale() {
         let was = "bench-client rest --rounds 1 --out results/rest";
         let root = repository_with("flag", was);
-        let stale = stale(&root, at_rest());
+        let stale = stale(&root, &root.join(RESULTS), at_rest());
         let _ = std::fs::remove_dir_all(&root);
         let stale = stale.expect("a results folder run with other flags is stale");
         assert_eq!(stale.command_was.as_deref(), Some(was));

@@ -1,60 +1,11 @@
-//! The committed results were measured by the code as it is now. Every results file records
-//! the code stamp of its experiment: a digest, made from `bench-client/build.rs`'s digests,
-//! of the sources that measure it (its `Code`, and what `bench-client/src/stamps.rs` shares:
-//! the measuring core, the servers and their crates, the reference app, the build's settings),
-//! not of those that write reports. A change to any of them makes that experiment's stamp
-//! change, and this test fails, naming each stale experiment and its command, until it has
-//! run again (`scripts/run.sh all --stale` reruns exactly those).
+//! How a results file tells the code that measured it. Every results file records the code
+//! stamp of its experiment: a digest, made from `bench-client/build.rs`'s digests, of the
+//! sources that measure it (its `Code`, and what `bench-client/src/stamps.rs` shares: the
+//! measuring core, the servers and their crates, the reference app, the build's settings),
+//! not of those that write reports. `bench-client audit` lists the runs whose stamp is not
+//! this build's as stale, and `scripts/run.sh all --stale` reruns exactly those.
 
-use std::path::{Path, PathBuf};
-
-use bench_client::job::{RECORD, main_job};
-use bench_client::stale::{self, is_results_file, recorded_field, results_files};
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Every results file under `dir`.
-fn files_under(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("a readable folder").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files_under(&path, found);
-        } else if is_results_file(&path) {
-            found.push(path);
-        }
-    }
-}
-
-#[test]
-fn every_experiment_was_measured_by_the_code_as_it_is() {
-    let root = repository();
-    let stale = stale::stale_experiments(&root);
-    let names: Vec<&str> = stale.iter().map(|one| one.run.name()).collect();
-    assert!(
-        stale.is_empty(),
-        "results measured by other code than this, {names:?}; rerun them with \
-         `scripts/run.sh all --stale`, or each with its command:\n{}",
-        stale::explain(&root, &stale)
-    );
-}
-
-/// A results file no experiment of the job claims would never be found stale.
-#[test]
-fn every_results_file_belongs_to_an_experiment_of_the_job() {
-    let root = repository();
-    let mut files = Vec::new();
-    files_under(&root.join("results"), &mut files);
-    assert!(files.len() >= 20, "too few results files: {files:?}");
-    let claimed: Vec<PathBuf> = main_job()
-        .iter()
-        .flat_map(|run| results_files(&root, &run.results().1))
-        .chain([root.join(RECORD)])
-        .collect();
-    let unclaimed: Vec<&PathBuf> = files.iter().filter(|f| !claimed.contains(f)).collect();
-    assert!(unclaimed.is_empty(), "no experiment writes {unclaimed:?}");
-}
+use bench_client::stale::recorded_field;
 
 #[test]
 fn a_file_without_the_stamp_or_with_another_is_told_apart() {

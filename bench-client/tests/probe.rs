@@ -5,18 +5,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
-use bench_client::experiments::comparison::Case;
-use bench_client::experiments::probe::ProbeReport;
 use bench_client::experiments::probe::subjects;
-use bench_client::experiments::probe::verdict::Verdict;
-use bench_client::measure::stats::Verdict as ComparisonVerdict;
 use bench_client::measure::target::{
     self, READY_WITHIN, REFERENCE_READY_WITHIN, ServerProcess, Target,
 };
-use common::{bench_client, read_report, real_server, skip, temp_dir};
+use common::{bench_client, real_server, skip, temp_dir};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
@@ -229,53 +225,4 @@ async fn demo_servers_get_the_comparisons_verdicts() {
             "{name}"
         );
     }
-}
-
-/// The committed run of the probe's own check, beside the committed comparisons of the same
-/// routes (the work routes, the CPU routes, the hidden blockers): where the comparison found a
-/// route serialised, the probe saw one request at a time, and nowhere else; a route the probe
-/// could not judge is left out (its reason is in its table).
-#[test]
-fn the_committed_probe_agrees_with_the_committed_comparisons() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let json = std::fs::read_to_string(root.join("results/probe/probe.json")).unwrap();
-    let probe: ProbeReport = serde_json::from_str(&json).unwrap();
-    let cases: Vec<Case> = ["results", "results/cpu", "results/hidden"]
-        .iter()
-        .flat_map(|dir| read_report(&root.join(dir)).cases)
-        .filter(|case| case.reactor_threads == 1)
-        .collect();
-    let mut compared = 0;
-    for route in &probe.routes {
-        let path = route.call.path.split('?').next().unwrap();
-        let path = if path == "/ok-def" {
-            "/ok-blocking"
-        } else {
-            path
-        };
-        let Some(case) = cases
-            .iter()
-            .find(|case| case.target == route.server && case.route == path)
-        else {
-            continue;
-        };
-        let finding = route.finding();
-        if !matches!(
-            finding.verdict,
-            Verdict::Serialises | Verdict::Bounded | Verdict::Concurrent
-        ) {
-            continue;
-        }
-        let one_at_a_time = finding.at_once == Some(1);
-        assert_eq!(
-            case.verdict == ComparisonVerdict::Serialised,
-            one_at_a_time,
-            "{} {path}: the comparison found it {}, the probe {}",
-            route.server,
-            case.verdict,
-            finding.says()
-        );
-        compared += 1;
-    }
-    assert!(compared >= 40, "only {compared} routes in both runs");
 }

@@ -197,7 +197,7 @@ fn markdown_matches_its_golden_file() {
 
 #[test]
 fn readme_block_matches_its_golden_file() {
-    check("README-block.md", &readme::block(&report()));
+    check("README-block.md", &readme::block(&report(), None));
 }
 
 #[test]

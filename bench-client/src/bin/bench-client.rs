@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use bench_client::audit::Audit;
 use bench_client::cli::{self, Builtin, Parsed};
 use bench_client::experiments::{Entry, Planned};
 use bench_client::progress::Progress;
@@ -23,6 +24,9 @@ fn main() -> ExitCode {
     if let Parsed::Builtin(Builtin::Redraw(args)) = &parsed {
         return exit(args.plan().run(Path::new(".")).map(|()| 0));
     }
+    if let Parsed::Builtin(Builtin::Audit(args)) = &parsed {
+        return audit(args);
+    }
     // Two workers: the pinger's answers are read promptly while the burst is in flight.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -39,9 +43,29 @@ fn main() -> ExitCode {
                 Ok(done.iter().filter(|done| !done.complete()).count())
             }
             Parsed::Experiment { entry, planned } => run_one(entry, planned).await,
-            Parsed::Builtin(Builtin::Redraw(_)) => unreachable!("redrawn above"),
+            Parsed::Builtin(Builtin::Redraw(_) | Builtin::Audit(_)) => {
+                unreachable!("measures nothing: done above")
+            }
         }
     }))
+}
+
+/// Audits the results folder `args` names against this build and the pages: the audit on
+/// stdout; exit 1 if it failed, 2 if the folder is not there.
+fn audit(args: &cli::AuditArgs) -> ExitCode {
+    if !args.results.is_dir() {
+        eprintln!(
+            "bench-client: audit: no results folder at {}",
+            args.results.display()
+        );
+        return ExitCode::from(2);
+    }
+    let audit = Audit::of(Path::new("."), &args.results);
+    print!("{}", audit.text(args.brief));
+    match audit.fails() {
+        true => ExitCode::FAILURE,
+        false => ExitCode::SUCCESS,
+    }
 }
 
 /// One experiment, shown in a progress view of its own; how many of its steps failed.

@@ -1,19 +1,26 @@
-//! Claims: what a sentence of the pages says a run showed, checked against the committed
-//! results. A page names the claim after its sentence, `<!-- claim: NAME -->`; the claim is a
+//! Claims: what a sentence of the pages says a run showed, checked against a results folder.
+//! A page names the claim after its sentence, `<!-- claim: NAME -->`; the claim is a
 //! predicate over one results folder's record, beside the experiment that writes it (its
-//! `claims.rs`, listed as [`Experiment::CLAIMS`]). `tests/claims.rs` fails the test command
-//! when a claim no longer holds, when a page names one that no experiment has, or when an
-//! experiment has one that no page names; `bench-client redraw` says which claims the results
-//! it draws no longer support.
+//! `claims.rs`, listed as [`Experiment::CLAIMS`]). `bench-client audit` stands each claim the
+//! pages name against a results folder ([`crate::audit`]); the tests check only that every
+//! claim is named by a page and that the claims' logic gives the answers physics gives.
+//!
+//! A claim is of one of two kinds ([`Kind`]). **Physics** follows from what the run records
+//! (its threads, sleeps, N and cores, by the protocol's formulas) and must hold on any
+//! machine: it reads every such number from the record, never a constant. **Observed** is
+//! what the reference run showed (an order of stacks within the run-to-run spread, a median
+//! of a few samples); another machine may show otherwise, and its sentence says where it was
+//! seen.
 //!
 //! A claim's name is its experiment's name, a dot, and what it says, in words joined by `-`:
 //! `race.uvloop-waits-for-all-when-accepted-first`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use doc_links::outcomes;
 
 use super::{ALL, Experiment};
+use crate::measure::environment::Environment;
 use crate::report::pages;
 
 /// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own, so that
@@ -25,70 +32,181 @@ pub const REUSE_PORT: [&str; 3] = [
     "demo-hyper-monoio",
 ];
 
+/// Whether a claim must hold on any machine, or was seen on the reference machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Follows from what the run records (threads, sleeps, N, cores): a run that contradicts
+    /// it makes its sentence false.
+    Physics,
+    /// What the reference run showed: another run may differ, and the sentence says so.
+    Observed,
+}
+
 /// One claim over the record of `E`'s results in one folder.
 #[derive(Debug)]
 pub struct Claim<R: 'static> {
     /// Its name on the pages.
     pub name: &'static str,
-    /// The results folder whose record it reads, from the repository's root.
+    /// The results folder whose record it reads, `results/...` as the committed results lay
+    /// it out (a folder audited in their place is read the same way).
     pub dir: &'static str,
-    /// `Ok` if the record supports the sentence; else what in the record contradicts it.
-    pub holds: fn(&R) -> Result<(), String>,
+    /// Physics or an observation.
+    pub kind: Kind,
+    /// `Ok` if the record supports the sentence; else what it lacks or what contradicts it.
+    pub holds: fn(&R) -> Result<(), Shortfall>,
 }
 
-/// Why a claim named on a page could not be upheld.
+/// Why a record does not bear a claim out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unheld {
-    /// No experiment has a claim of that name.
-    Unknown,
-    /// Its record could not be read.
-    Unreadable(String),
+pub enum Shortfall {
+    /// The run lacks what the claim reads (a stack it left out, a case it did not run).
+    Lacks(String),
     /// The record contradicts it: what does.
-    Contradicted(String),
+    Contradicts(String),
 }
 
-impl std::fmt::Display for Unheld {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Shortfall {
+    /// The same shortfall, its words after `context`.
+    pub fn context(self, context: &str) -> Shortfall {
         match self {
-            Unheld::Unknown => write!(f, "no experiment has this claim"),
-            Unheld::Unreadable(why) => write!(f, "its results cannot be read: {why}"),
-            Unheld::Contradicted(what) => write!(f, "the results say otherwise: {what}"),
+            Shortfall::Lacks(what) => Shortfall::Lacks(format!("{context}: {what}")),
+            Shortfall::Contradicts(what) => Shortfall::Contradicts(format!("{context}: {what}")),
         }
     }
+}
+
+impl From<String> for Shortfall {
+    fn from(what: String) -> Shortfall {
+        Shortfall::Contradicts(what)
+    }
+}
+
+impl From<&str> for Shortfall {
+    fn from(what: &str) -> Shortfall {
+        Shortfall::Contradicts(what.to_owned())
+    }
+}
+
+/// Where a claim stands against one results folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// The record bears it out.
+    Holds,
+    /// An observation of the reference run that this run does not show: what it shows.
+    Differs(String),
+    /// The run lacks what the claim needs (an experiment not run, a stack left out): what.
+    NotApplicable(String),
+    /// A physics claim this run contradicts: what does.
+    False(String),
+    /// Its record is there but cannot be read: why.
+    Unreadable(String),
+}
+
+impl Standing {
+    /// The word the audit prints for it.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Standing::Holds => "holds",
+            Standing::Differs(_) => "differs",
+            Standing::NotApplicable(_) => "n/a",
+            Standing::False(_) => "false",
+            Standing::Unreadable(_) => "unreadable",
+        }
+    }
+
+    /// What it says beyond its word, if anything.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Standing::Holds => None,
+            Standing::Differs(what)
+            | Standing::NotApplicable(what)
+            | Standing::False(what)
+            | Standing::Unreadable(what) => Some(what),
+        }
+    }
+
+    /// Whether the pages may not stand with it: a false claim, or a record that cannot be
+    /// read.
+    pub fn fails(&self) -> bool {
+        matches!(self, Standing::False(_) | Standing::Unreadable(_))
+    }
+
+    /// The standing of a claim of `kind` whose record gave `checked`.
+    fn of(kind: Kind, checked: Result<(), Shortfall>) -> Standing {
+        match (checked, kind) {
+            (Ok(()), _) => Standing::Holds,
+            (Err(Shortfall::Lacks(what)), _) => Standing::NotApplicable(what),
+            (Err(Shortfall::Contradicts(what)), Kind::Physics) => Standing::False(what),
+            (Err(Shortfall::Contradicts(what)), Kind::Observed) => Standing::Differs(what),
+        }
+    }
+}
+
+/// What the lists around the claims read of one: its name, the folder it reads and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct About {
+    pub name: &'static str,
+    pub dir: &'static str,
+    /// The record file it reads in `dir`.
+    pub record: &'static str,
+    pub kind: Kind,
+}
+
+impl About {
+    /// What the lists read of `E`'s claim `claim`.
+    pub fn of<E: Experiment>(claim: &Claim<E::Record>) -> About {
+        About {
+            name: claim.name,
+            dir: claim.dir,
+            record: E::RECORD,
+            kind: claim.kind,
+        }
+    }
+}
+
+/// Every claim, in the order of [`ALL`].
+pub fn all() -> Vec<About> {
+    ALL.iter().flat_map(|entry| entry.claims()).collect()
 }
 
 /// Every claim's name, in the order of [`ALL`].
 pub fn names() -> Vec<&'static str> {
-    ALL.iter().flat_map(|entry| entry.claims()).collect()
+    all().into_iter().map(|about| about.name).collect()
 }
 
-/// Checks the claim `name` against the results under the repository's root `root`.
-pub fn check(name: &str, root: &Path) -> Result<(), Unheld> {
-    let mut checked = ALL.iter().filter_map(|entry| entry.check(name, root));
-    checked.next().unwrap_or(Err(Unheld::Unknown))
+/// Where the claim `name` stands against the results folder `results` (the committed
+/// `results/`, or a rerun's folder laid out the same way); `None` if no experiment has it.
+pub fn check(name: &str, results: &Path) -> Option<Standing> {
+    ALL.iter().find_map(|entry| entry.check(name, results))
 }
 
-/// Checks `E`'s claim `name`, if it has one, against the results under `root`.
-pub(super) fn check_one<E: Experiment>(name: &str, root: &Path) -> Option<Result<(), Unheld>> {
+/// The kind of the claim `name`, if an experiment has it.
+pub fn kind(name: &str) -> Option<Kind> {
+    all()
+        .into_iter()
+        .find(|about| about.name == name)
+        .map(|about| about.kind)
+}
+
+/// The path `dir` (`results/...`, as a claim or a run of the job names it) within the results
+/// folder `results`, which a rerun elsewhere lays out as `results/` is.
+pub fn folder(results: &Path, dir: impl AsRef<Path>) -> PathBuf {
+    let dir = dir.as_ref();
+    results.join(dir.strip_prefix("results").unwrap_or(dir))
+}
+
+/// Where `E`'s claim `name`, if it has one, stands against the results folder `results`.
+pub(super) fn check_one<E: Experiment>(name: &str, results: &Path) -> Option<Standing> {
     let claim = E::CLAIMS.iter().find(|claim| claim.name == name)?;
-    let record = super::read_record::<E>(&root.join(claim.dir));
-    Some(match record {
-        Ok(record) => (claim.holds)(&record).map_err(Unheld::Contradicted),
-        Err(error) => Err(Unheld::Unreadable(error.to_string())),
-    })
-}
-
-/// Every claim the pages under the repository's root `root` name that the results there do
-/// not uphold, as `PAGE:LINE: claim NAME: why`.
-pub fn unheld(root: &Path) -> Vec<String> {
-    let mut unheld = Vec::new();
-    for (page, claim) in named(root) {
-        if let Err(why) = check(&claim.name, root) {
-            let (line, name) = (claim.line, &claim.name);
-            unheld.push(format!("{page}:{line}: claim {name}: {why}"));
-        }
+    let dir = folder(results, claim.dir);
+    if !dir.join(E::RECORD).is_file() {
+        let not_run = format!("not run: no {}", dir.join(E::RECORD).display());
+        return Some(Standing::NotApplicable(not_run));
     }
-    unheld
+    Some(match super::read_record::<E>(&dir) {
+        Ok(record) => Standing::of(claim.kind, (claim.holds)(&record)),
+        Err(error) => Standing::Unreadable(error.to_string()),
+    })
 }
 
 /// Every claim some experiment has that no page under `root` names.
@@ -122,8 +240,29 @@ pub fn named(root: &Path) -> Vec<(String, outcomes::Claim)> {
 }
 
 /// Ok if `holds`, else `what` contradicts the claim: the one line most claims end with.
-pub fn expect(holds: bool, what: impl FnOnce() -> String) -> Result<(), String> {
-    if holds { Ok(()) } else { Err(what()) }
+pub fn expect(holds: bool, what: impl FnOnce() -> String) -> Result<(), Shortfall> {
+    if holds {
+        Ok(())
+    } else {
+        Err(Shortfall::Contradicts(what()))
+    }
+}
+
+/// `found`, or what the run lacks: for a case, a point or a stack a claim reads that the run
+/// did not measure.
+pub fn present<T>(found: Option<T>, what: impl FnOnce() -> String) -> Result<T, Shortfall> {
+    found.ok_or_else(|| Shortfall::Lacks(what()))
+}
+
+/// The cores the run could use, as its record says: what a physics claim of CPU-bound work
+/// divides by.
+pub fn cores(environment: &Environment) -> Result<usize, Shortfall> {
+    match environment.cores {
+        0 => Err(Shortfall::Lacks(
+            "the run recorded no core count".to_owned(),
+        )),
+        cores => Ok(cores),
+    }
 }
 
 #[cfg(test)]
@@ -134,7 +273,7 @@ mod tests {
     fn claim_names_are_one_each_and_start_with_their_experiment() {
         let mut seen = std::collections::BTreeSet::new();
         for entry in ALL {
-            for name in entry.claims() {
+            for About { name, .. } in entry.claims() {
                 let prefix = format!("{}.", entry.name());
                 assert!(name.starts_with(&prefix), "{name} is not {prefix}…");
                 let words = &name[prefix.len()..];
@@ -147,7 +286,36 @@ mod tests {
 
     #[test]
     fn an_unknown_claim_is_told() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        assert_eq!(check("race.no-such-claim", &root), Err(Unheld::Unknown));
+        assert_eq!(check("race.no-such-claim", Path::new("results")), None);
+    }
+
+    #[test]
+    fn a_claim_whose_experiment_did_not_run_is_not_applicable() {
+        let empty = std::env::temp_dir().join(format!("claims-none-{}", std::process::id()));
+        let name = "race.uvloop-mostly-waits-for-all-when-accepted-first";
+        let standing = check(name, &empty).expect("a claim of the race");
+        assert_eq!(standing.word(), "n/a", "{standing:?}");
+        assert!(!standing.fails());
+    }
+
+    #[test]
+    fn a_contradiction_is_false_for_physics_and_differs_for_an_observation() {
+        let contradicted = || Err(Shortfall::Contradicts("x".to_owned()));
+        assert_eq!(Standing::of(Kind::Physics, contradicted()).word(), "false");
+        assert_eq!(
+            Standing::of(Kind::Observed, contradicted()).word(),
+            "differs"
+        );
+        let lacks = Err(Shortfall::Lacks("no case".to_owned()));
+        assert_eq!(Standing::of(Kind::Physics, lacks).word(), "n/a");
+        assert!(Standing::of(Kind::Physics, contradicted()).fails());
+        assert!(!Standing::of(Kind::Observed, contradicted()).fails());
+    }
+
+    #[test]
+    fn a_claims_folder_is_found_within_any_results_folder() {
+        let scratch = Path::new("/tmp/rerun");
+        assert_eq!(folder(scratch, "results/race"), scratch.join("race"));
+        assert_eq!(folder(scratch, "results"), scratch.to_owned());
     }
 }

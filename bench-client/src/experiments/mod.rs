@@ -202,15 +202,16 @@ pub trait Entry: Sync {
     fn record(&self) -> Option<&'static str>;
     /// Rewrites the views in `dir` from the record there.
     fn redraw(&self, dir: &Path) -> Result<(), Error>;
-    /// The names of its claims ([`claims`]); none for a script.
-    fn claims(&self) -> Vec<&'static str> {
+    /// Its claims ([`claims`]); none for a script.
+    fn claims(&self) -> Vec<claims::About> {
         Vec::new()
     }
-    /// Checks its claim `name` against the results under the repository's root `root`;
-    /// `None` if it has no claim of that name.
-    fn check(&self, _name: &str, _root: &Path) -> Option<Result<(), claims::Unheld>> {
+    /// Where its claim `name` stands against the results folder `results`; `None` if it
+    /// has no claim of that name.
+    fn check(&self, _name: &str, _results: &Path) -> Option<claims::Standing> {
         None
     }
+
     /// Its plan from its parsed command line (`matches`: its subcommand's, or the bare
     /// command line's for the comparison).
     fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error>;
@@ -273,12 +274,12 @@ impl<E: Experiment> Entry for E {
         write_views::<E>(dir, &read_record::<E>(dir)?)
     }
 
-    fn claims(&self) -> Vec<&'static str> {
-        E::CLAIMS.iter().map(|claim| claim.name).collect()
+    fn claims(&self) -> Vec<claims::About> {
+        E::CLAIMS.iter().map(claims::About::of::<E>).collect()
     }
 
-    fn check(&self, name: &str, root: &Path) -> Option<Result<(), claims::Unheld>> {
-        claims::check_one::<E>(name, root)
+    fn check(&self, name: &str, results: &Path) -> Option<claims::Standing> {
+        claims::check_one::<E>(name, results)
     }
 
     fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error> {
@@ -367,7 +368,7 @@ async fn run_and_write<E: Experiment>(
 }
 
 /// The record of `E` in `dir`.
-fn read_record<E: Experiment>(dir: &Path) -> Result<E::Record, Error> {
+pub(crate) fn read_record<E: Experiment>(dir: &Path) -> Result<E::Record, Error> {
     let path = dir.join(E::RECORD);
     let json = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
     serde_json::from_str(&json).map_err(|source| Error::Record { path, source })

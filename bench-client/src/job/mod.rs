@@ -54,6 +54,16 @@ impl Run {
         self.experiment.command_line(self.run)
     }
 
+    /// The command that measures it again, building first: `scripts/run.sh` with its
+    /// arguments for an experiment of the bench client, the script itself for a script.
+    pub fn rerun(&self) -> String {
+        let line = self.command_line();
+        match line.strip_prefix("bench-client") {
+            Some(args) => format!("scripts/run.sh{args}"),
+            None => line,
+        }
+    }
+
     /// Its plan, its arguments parsed as its command line gives them.
     pub fn plan(&self) -> Result<Box<dyn Planned>, Error> {
         Ok(self.experiment.planned_run(self.run)?)
@@ -159,9 +169,10 @@ pub async fn run() -> Vec<Done> {
 }
 
 /// Rewrites the figures blocks of the README and the lesson pages from the results just
-/// written, so that every page states what this run measured.
+/// written, so that every page states what this run measured (and which runs are stale).
 pub fn refresh_pages() {
-    match crate::report::pages::refresh_all(Path::new(".")) {
+    let root = Path::new(".");
+    match crate::report::pages::refresh_all(root, &crate::stale::notes(root)) {
         Ok(pages) => {
             (pages.iter()).for_each(|page| eprintln!("rewrote the figures of {}", page.display()))
         }

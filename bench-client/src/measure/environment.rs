@@ -26,7 +26,7 @@ pub struct Environment {
     pub git_commit: String,
     /// A digest of the sources that measure this experiment (its `Code`, `src/stamps.rs`),
     /// as this binary was built from them: results that record another were measured by
-    /// other code, which the test `fresh_results` and `bench-client all --stale` catch.
+    /// other code, which `bench-client audit` shows and `bench-client all --stale` reruns.
     /// Empty in results from before it.
     #[serde(default)]
     pub code_stamp: String,

@@ -12,7 +12,8 @@
 //! ```
 //!
 //! The block names its run once (date, machine, code stamp, from the file's Environment
-//! section), drops the section's own heading (the page gives its own), turns the section's
+//! section), says so when that run is stale (the code that measures it has changed since:
+//! the caller's [`Stale`] notes), drops the section's own heading (the page gives its own), turns the section's
 //! sub-headings into bold lines (so that a page's anchors are its own) and rebases relative
 //! links from the results file's folder to the page's.
 
@@ -41,12 +42,15 @@ pub fn pages(root: &Path) -> Vec<PathBuf> {
     pages
 }
 
+/// The note each results file of a stale run carries into the blocks that copy it.
+pub type Stale = [(PathBuf, String)];
+
 /// Rewrites every figures block of every page under `root`; returns the pages it changed.
-pub fn refresh_all(root: &Path) -> Result<Vec<PathBuf>, Error> {
+pub fn refresh_all(root: &Path, stale: &Stale) -> Result<Vec<PathBuf>, Error> {
     let mut changed = Vec::new();
     for page in pages(root) {
         let text = std::fs::read_to_string(&page).map_err(Error::read(&page))?;
-        let fresh = refresh(&text, &page, root).map_err(|reason| Error::Page {
+        let fresh = refresh(&text, &page, root, stale).map_err(|reason| Error::Page {
             page: page.clone(),
             reason,
         })?;
@@ -59,14 +63,14 @@ pub fn refresh_all(root: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// `text` (the page at `page`) with each figures block rewritten from its results file.
-pub fn refresh(text: &str, page: &Path, root: &Path) -> Result<String, String> {
+pub fn refresh(text: &str, page: &Path, root: &Path, stale: &Stale) -> Result<String, String> {
     let page_dir = relative_dir(page, root);
-    FIGURES.rewrite(text, |spec| block(root, &page_dir, spec))
+    FIGURES.rewrite(text, |spec| block(root, &page_dir, spec, stale))
 }
 
 /// The block for `spec` (`FILE#HEADING`, FILE from the repository's root), seen from a page
 /// in `page_dir`.
-fn block(root: &Path, page_dir: &Path, spec: &str) -> Result<String, String> {
+fn block(root: &Path, page_dir: &Path, spec: &str, stale: &Stale) -> Result<String, String> {
     let (file, heading) = spec
         .split_once('#')
         .ok_or_else(|| format!("`{spec}` names no section: write FILE#HEADING"))?;
@@ -75,7 +79,12 @@ fn block(root: &Path, page_dir: &Path, spec: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{file} has no section headed `{heading}`"))?;
     let source_dir = Path::new(file).parent().unwrap_or(Path::new(""));
     let link = relative_path(page_dir, Path::new(file));
-    let mut out = format!("{}\n\n", run_line(&source, &link));
+    let mut out = run_line(&source, &link);
+    let path = root.join(file);
+    if let Some((_, note)) = stale.iter().find(|(stale, _)| *stale == path) {
+        out.push_str(&format!(" {note}"));
+    }
+    out.push_str("\n\n");
     for line in body.trim_matches('\n').lines() {
         let line = match line.trim_start_matches('#') {
             rest if rest.len() < line.len() && rest.starts_with(' ') => {
@@ -262,7 +271,7 @@ mod tests {
         let page = root.join("docs/health.md");
         let text = "# Page\n\nWords.\n\n<!-- figures:begin results/race/RACE.md#Outcomes -->\n\
             stale\n<!-- figures:end -->\n\nAfter.\n";
-        let fresh = refresh(text, &page, &root).unwrap();
+        let fresh = refresh(text, &page, &root, &[]).unwrap();
         assert!(fresh.contains(
             "*From [../results/race/RACE.md](../results/race/RACE.md), measured on 2026-12-04 \
              on Xeon (2 cores usable) with rustc 1.95.0, code stamp `abc`.*"
@@ -270,21 +279,25 @@ mod tests {
         assert!(fresh.contains("[the plot](../results/race/race.svg)"));
         assert!(fresh.contains("**demo-axum**"));
         assert!(!fresh.contains("stale"));
+        let note = "*Stale: rerun.*".to_owned();
+        let stale = [(root.join("results/race/RACE.md"), note.clone())];
+        let marked = refresh(&fresh, &page, &root, &stale).unwrap();
+        assert!(marked.contains(&format!("code stamp `abc`.* {note}\n\n| a | b |")));
         assert!(fresh.ends_with("<!-- figures:end -->\n\nAfter.\n"));
         assert_eq!(
-            refresh(&fresh, &page, &root).unwrap(),
+            refresh(&fresh, &page, &root, &[]).unwrap(),
             fresh,
             "a second refresh changes nothing"
         );
         let missing = text.replace("#Outcomes", "#Nothing");
         assert!(
-            refresh(&missing, &page, &root)
+            refresh(&missing, &page, &root, &[])
                 .unwrap_err()
                 .contains("no section headed")
         );
         let open = "<!-- figures:begin results/race/RACE.md#Outcomes -->\nno end\n";
         assert!(
-            refresh(open, &page, &root)
+            refresh(open, &page, &root, &[])
                 .unwrap_err()
                 .contains("without its")
         );

@@ -4,7 +4,7 @@
 //!
 //! A page checks such a sentence with a *claim*: an HTML comment after the sentence, on its
 //! line or the next, naming a predicate that the bench client evaluates against the committed
-//! results (`bench-client/tests/claims.rs`):
+//! results (`bench-client audit`, which `scripts/run.sh` and CI run):
 //!
 //! ```markdown
 //! With every connection accepted first, uvloop's pinger waited for all in every trial.

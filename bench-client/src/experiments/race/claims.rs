@@ -6,8 +6,9 @@ use demo_contract::variant::{
 
 use super::arrival::PingAt;
 use super::{GotIn, RaceReport, Tally};
-use crate::experiments::claims::{Claim, REUSE_PORT, expect};
+use crate::experiments::claims::{Claim, Kind, REUSE_PORT, Shortfall, expect, present};
 use crate::measure::burst::Connect;
+use crate::measure::target::{REFERENCES, SERVERS};
 use crate::report::text::connect_text;
 
 /// The race with its defaults, and at the comparison's sleep.
@@ -25,11 +26,13 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.uvloop-mostly-gets-in-between-when-connecting-during",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| most(race, "fastapi-uvloop", Connect::During, GotIn::Interleaved),
     },
     Claim {
         name: "race.compio-and-monoio-mostly-get-in-somewhere-when-connecting-during",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             (ONE_PER_ACCEPT.iter())
                 .try_for_each(|server| most(race, server, Connect::During, GotIn::Partly))
@@ -38,7 +41,12 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.others-mostly-wait-for-all-when-connecting-during",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
+            all_measured(
+                &stacks(race),
+                during(race).map(|tally| tally.target.as_str()),
+            )?;
             let mut others = (race.tallies.iter())
                 .filter(|tally| tally.connect == Connect::During)
                 .filter(|tally| tally.target != "fastapi-uvloop")
@@ -51,11 +59,13 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.uvloop-mostly-waits-for-all-when-accepted-first",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| most(race, "fastapi-uvloop", Connect::Before, GotIn::WaitedForAll),
     },
     Claim {
         name: "race.compio-and-monoio-mostly-wait-for-all-when-accepted-first",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             (ONE_PER_ACCEPT.iter())
                 .try_for_each(|server| most(race, server, Connect::Before, GotIn::WaitedForAll))
@@ -64,7 +74,9 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.most-open-loop-pings-over-the-timeout-at-500ms",
         dir: RACE_500MS,
+        kind: Kind::Observed,
         holds: |race| {
+            every_stack_tallied(race)?;
             let over = |tally: &Tally| {
                 let (over, of) = (tally.open_over_timeout, tally.open_scheduled);
                 expect(2 * over > of, || {
@@ -77,6 +89,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.a-ping-the-server-holds-before-the-requests-is-handled-first",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let first = [PingAt::BeforeBurst, PingAt::AfterAccepts];
             handled_after(race, &first, |_| 0)
@@ -85,10 +98,15 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.a-ping-in-the-first-sleep-waits-at-most-for-those-taken-in-before",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let trials =
                 (race.arrival_trials.iter()).filter(|trial| trial.point == PingAt::InFirstSleep);
-            let order = trials.filter_map(|trial| Some((trial, trial.order?)));
+            let order: Vec<_> = trials
+                .filter_map(|trial| Some((trial, trial.order?)))
+                .collect();
+            let ordered = order.iter().map(|(trial, _)| trial.target.as_str());
+            all_measured(&stacks(race), ordered)?;
             order.into_iter().try_for_each(|(trial, order)| {
                 let (after, queued) = (order.handled_after, order.accepted_before_first);
                 expect(after <= queued, || {
@@ -100,6 +118,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.a-ping-accepted-last-or-on-its-own-connection-waits-for-all",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let last = [PingAt::InFirstSleepAcceptedFirst, PingAt::OwnConnection];
             handled_after(race, &last, |race| race.plan.arrival.concurrency)
@@ -108,6 +127,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.event-interval-1-does-not-flip-the-outcome",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let (stock, variant) = variant(race, TOKIO_EVENT_INTERVAL_1.label)?;
             let waited = |tally: &Tally| 2 * tally.waited_for_all > tally.trials - tally.failed;
@@ -119,6 +139,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.actix-408s-stop-with-the-request-timeout-off",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let (stock, variant) = variant(race, ACTIX_REQUEST_TIMEOUT_OFF.label)?;
             let (before, after) = (failed(stock, "status 408"), failed(variant, "status 408"));
@@ -130,6 +151,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.actix-keeps-every-connection-with-a-60s-keep-alive",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let (_, variant) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
             let reset = failed(variant, "reset");
@@ -141,6 +163,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.actix-stock-resets-at-most-a-few-beside-the-keep-alive-test",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let (stock, _) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
             let reset = failed(stock, "reset");
@@ -152,7 +175,9 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.at-two-threads-the-pinger-rarely-waits-for-all-and-only-on-reuse-port",
         dir: TWO_THREADS,
+        kind: Kind::Observed,
         holds: |race| {
+            every_stack_tallied(race)?;
             for tally in &race.tallies {
                 let reuse_port = REUSE_PORT.contains(&tally.target.as_str());
                 let upheld = tally.failed == 0
@@ -165,10 +190,9 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.at-four-threads-the-pinger-gets-in-between-in-a-quarter-or-more-everywhere",
         dir: FOUR_THREADS,
+        kind: Kind::Observed,
         holds: |race| {
-            expect(race.tallies.len() >= 2, || {
-                "fewer than two stacks".to_owned()
-            })?;
+            every_stack_tallied(race)?;
             race.tallies.iter().try_for_each(|tally| {
                 let quarter = 4 * tally.interleaved >= tally.trials - tally.failed;
                 expect(quarter && tally.trials > tally.failed, || outcomes(tally))
@@ -178,26 +202,31 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.reuse-port-bursts-last-longest-at-two-threads",
         dir: TWO_THREADS,
+        kind: Kind::Observed,
         holds: reuse_port_bursts_last_longest,
     },
     Claim {
         name: "race.reuse-port-bursts-last-longest-at-four-threads",
         dir: FOUR_THREADS,
+        kind: Kind::Observed,
         holds: reuse_port_bursts_last_longest,
     },
     Claim {
         name: "race.compio-and-monoio-median-waits-shortest-of-rust-at-one-thread",
         dir: RACE,
+        kind: Kind::Observed,
         holds: apart_median_waits_shortest_of_rust,
     },
     Claim {
         name: "race.compio-and-monoio-median-waits-shortest-of-rust-at-two-threads",
         dir: TWO_THREADS,
+        kind: Kind::Observed,
         holds: apart_median_waits_shortest_of_rust,
     },
     Claim {
         name: "race.taken-in-before-the-first-sleep-by-stack",
         dir: RACE,
+        kind: Kind::Observed,
         holds: |race| {
             let counts = |target: &str| -> Vec<usize> {
                 let points = [PingAt::AfterWrites, PingAt::InFirstSleep];
@@ -207,18 +236,24 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
                     .filter_map(|trial| Some(trial.order?.accepted_before_first))
                     .collect()
             };
+            // A stack with no ordered trial at these points was not measured: not a count.
+            let counts = |target: &str| -> Result<Vec<usize>, Shortfall> {
+                let taken = counts(target);
+                let what = || format!("no trial of {target} with the server's order");
+                present((!taken.is_empty()).then_some(taken), what)
+            };
             let n = race.plan.arrival.concurrency;
             let few = |count: &usize| *count <= 3;
-            let uvloop = counts("fastapi-uvloop");
+            let uvloop = counts("fastapi-uvloop")?;
             let mostly_few = 2 * uvloop.iter().filter(|count| few(count)).count() > uvloop.len();
             expect(mostly_few, || format!("uvloop {uvloop:?}"))?;
-            let asyncio = counts("fastapi-asyncio");
+            let asyncio = counts("fastapi-asyncio")?;
             expect(
                 !asyncio.is_empty() && asyncio.iter().all(|count| *count == n),
                 || format!("asyncio {asyncio:?}"),
             )?;
             for server in ["demo-axum-compio", "demo-actix", "demo-ntex"] {
-                let taken = counts(server);
+                let taken = counts(server)?;
                 let varies = taken.iter().min() != taken.iter().max();
                 expect(varies, || format!("{server} {taken:?}"))?;
             }
@@ -228,7 +263,9 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
     Claim {
         name: "race.at-500ms-actix-alone-fails-pings-with-408s-and-closed-connections",
         dir: RACE_500MS,
+        kind: Kind::Observed,
         holds: |race| {
+            every_stack_tallied(race)?;
             for tally in &race.tallies {
                 let total: usize = tally.open_errors.iter().map(|error| error.count).sum();
                 let explained = failed(tally, "status 408")
@@ -249,17 +286,16 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
 
 /// With the connections arriving during the burst, compio's and monoio's median slowest waits
 /// were each shorter than every other Rust stack's.
-fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), String> {
+fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), Shortfall> {
     let median = |tally: &Tally| tally.slowest_sleeps.map(|[_, median, _]| median);
-    let rust = (race.tallies.iter())
-        .filter(|tally| tally.connect == Connect::During && tally.target.starts_with("demo-"));
+    all_measured(&SERVERS, during(race).map(|tally| tally.target.as_str()))?;
+    let rust = during(race).filter(|tally| tally.target.starts_with("demo-"));
     let (apart, others): (Vec<&Tally>, Vec<&Tally>) =
         rust.partition(|tally| ONE_PER_ACCEPT.contains(&tally.target.as_str()));
     let shortest_other = (others.iter())
         .map(|tally| median(tally).unwrap_or(0.0))
         .reduce(f64::min);
-    let shortest_other = shortest_other.ok_or("no other Rust stack")?;
-    expect(apart.len() == ONE_PER_ACCEPT.len(), || format!("{apart:?}"))?;
+    let shortest_other = present(shortest_other, || "no other Rust stack".to_owned())?;
     for tally in apart {
         let own = median(tally);
         expect(own.is_some_and(|own| own < shortest_other), || {
@@ -274,11 +310,14 @@ fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), String> 
 
 /// Each stack that deals its connections with `SO_REUSEPORT` counted more open-loop pings in
 /// its trials than every other stack: their bursts lasted longest.
-fn reuse_port_bursts_last_longest(race: &RaceReport) -> Result<(), String> {
+fn reuse_port_bursts_last_longest(race: &RaceReport) -> Result<(), Shortfall> {
+    every_stack_tallied(race)?;
     let (reuse_port, others): (Vec<&Tally>, Vec<&Tally>) =
         (race.tallies.iter()).partition(|tally| REUSE_PORT.contains(&tally.target.as_str()));
     let most_of_others = others.iter().map(|tally| tally.open_scheduled).max();
-    let most_of_others = most_of_others.ok_or("no stack without SO_REUSEPORT")?;
+    let most_of_others = present(most_of_others, || {
+        "no stack without SO_REUSEPORT".to_owned()
+    })?;
     for tally in reuse_port {
         expect(tally.open_scheduled > most_of_others, || {
             format!(
@@ -291,12 +330,12 @@ fn reuse_port_bursts_last_longest(race: &RaceReport) -> Result<(), String> {
 }
 
 /// The stock server's tally and the variant `label`'s, from the variant's test.
-fn variant<'a>(race: &'a RaceReport, label: &str) -> Result<(&'a Tally, &'a Tally), String> {
+fn variant<'a>(race: &'a RaceReport, label: &str) -> Result<(&'a Tally, &'a Tally), Shortfall> {
     let test = (race.variants.iter()).find(|test| test.variant == label);
     let tallies = test.map(|test| &test.tallies[..]);
     match tallies {
         Some([stock, variant]) => Ok((stock, variant)),
-        _ => Err(format!("no test of {label}")),
+        _ => Err(Shortfall::Lacks(format!("no test of {label}"))),
     }
 }
 
@@ -308,9 +347,11 @@ fn failed(tally: &Tally, reason: &str) -> usize {
 }
 
 /// The tally of `target`'s trials connecting as `connect`.
-fn tally<'a>(race: &'a RaceReport, target: &str, connect: Connect) -> Result<&'a Tally, String> {
+fn tally<'a>(race: &'a RaceReport, target: &str, connect: Connect) -> Result<&'a Tally, Shortfall> {
     let found = (race.tallies.iter()).find(|t| t.target == target && t.connect == connect);
-    found.ok_or_else(|| format!("no trials of {target}, {}", connect_text(connect)))
+    present(found, || {
+        format!("no trials of {target}, {}", connect_text(connect))
+    })
 }
 
 /// How many of `tally`'s trials came out as `outcome`.
@@ -339,7 +380,12 @@ fn outcomes(tally: &Tally) -> String {
 }
 
 /// More than half of the trials with a verdict came out as `outcome`.
-fn most(race: &RaceReport, target: &str, connect: Connect, outcome: GotIn) -> Result<(), String> {
+fn most(
+    race: &RaceReport,
+    target: &str,
+    connect: Connect,
+    outcome: GotIn,
+) -> Result<(), Shortfall> {
     let tally = tally(race, target, connect)?;
     let judged = tally.trials - tally.failed;
     expect(2 * count(tally, outcome) > judged, || outcomes(tally))
@@ -351,11 +397,14 @@ fn handled_after(
     race: &RaceReport,
     points: &[PingAt],
     ended: fn(&RaceReport) -> usize,
-) -> Result<(), String> {
+) -> Result<(), Shortfall> {
+    for point in points {
+        let at_point = (race.arrival.iter()).filter(|tally| tally.point == *point);
+        all_measured(&stacks(race), at_point.map(|tally| tally.target.as_str()))
+            .map_err(|why| why.context(&format!("{point:?}")))?;
+    }
     let tallies = (race.arrival.iter()).filter(|tally| points.contains(&tally.point));
-    let mut seen = 0;
     for tally in tallies {
-        seen += 1;
         let all = [(ended(race), tally.trials)];
         expect(tally.failed == 0 && tally.handled_after == all, || {
             format!(
@@ -364,5 +413,43 @@ fn handled_after(
             )
         })?;
     }
-    expect(seen > 0, || format!("no trials at {points:?}"))
+    Ok(())
+}
+
+/// The stacks the run was to measure: every Rust server, and the FastAPI apps at one reactor
+/// thread, the only count they run at.
+fn stacks(race: &RaceReport) -> Vec<&'static str> {
+    let fastapi = REFERENCES.iter().filter(|_| race.plan.threads == 1);
+    SERVERS.iter().chain(fastapi).copied().collect()
+}
+
+/// Every one of `stacks` is among the targets `measured`; else the run lacks those left out
+/// (python3 absent, say), and a claim over every stack cannot be read.
+fn all_measured<'a>(
+    stacks: &[&str],
+    measured: impl Iterator<Item = &'a str>,
+) -> Result<(), Shortfall> {
+    let measured: Vec<&str> = measured.collect();
+    let left_out: Vec<&&str> = (stacks.iter())
+        .filter(|stack| !measured.contains(stack))
+        .collect();
+    match left_out.is_empty() {
+        true => Ok(()),
+        false => Err(Shortfall::Lacks(format!(
+            "not measured in this run: {left_out:?}"
+        ))),
+    }
+}
+
+/// Every stack of the run has its trials tallied; else the run lacks those left out.
+fn every_stack_tallied(race: &RaceReport) -> Result<(), Shortfall> {
+    all_measured(
+        &stacks(race),
+        race.tallies.iter().map(|tally| tally.target.as_str()),
+    )
+}
+
+/// The tallies of the trials connecting during the burst.
+fn during(race: &RaceReport) -> impl Iterator<Item = &Tally> {
+    (race.tallies.iter()).filter(|tally| tally.connect == Connect::During)
 }

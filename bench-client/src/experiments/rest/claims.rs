@@ -3,7 +3,7 @@
 use demo_contract::variant::{SMOL_EXECUTOR_ON_MAIN, TOKIO_REACTOR_ON_WORKER};
 
 use super::{RestPoint, RestReport};
-use crate::experiments::claims::{Claim, expect};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
 use crate::measure::target::SERVERS;
 
 const REST: &str = "results/rest";
@@ -15,7 +15,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.every-stack-answers-a-lone-ping-well-under-a-millisecond",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
+            every_stock_server(rest, &rest.plan.pauses_ms)?;
             for point in stock(rest) {
                 let p95 = point.closed_loop.p95_ms;
                 expect(p95.is_some_and(|p95| p95 < 1.0), || described(point))?;
@@ -26,7 +28,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.back-to-back-a-ping-wakes-one-thread",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
+            every_stock_server(rest, &[0])?;
             for point in stock(rest).filter(|point| point.pause_ms == 0) {
                 let woken = point.wakeups_per_ping.values();
                 let once = woken.clone().filter(|per_ping| **per_ping >= 0.9).count();
@@ -42,8 +46,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.after-a-pause-async-io-stacks-pay-more-than-tokio",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
-            for pause in asleep(rest) {
+            for pause in asleep(rest)? {
                 let (fastest, slowest) = async_io_fastest_tokio_slowest(rest, pause)?;
                 expect(fastest > slowest, || {
                     format!(
@@ -57,6 +62,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.one-hop-more-slows-tokio-at-every-pause",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
             for pause in &rest.plan.pauses_ms {
                 let stock = p50s(rest, *pause, &["demo-hyper-tokio"])?[0];
@@ -71,7 +77,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.back-to-back-the-medians-sit-within-50-us",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
+            every_stock_server(rest, &[0])?;
             let p50s: Vec<f64> = (stock(rest).filter(|point| point.pause_ms == 0))
                 .filter_map(|point| point.closed_loop.p50_ms)
                 .collect();
@@ -87,8 +95,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.after-a-pause-tokio-wakes-under-two-threads-per-ping",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
-            for pause in asleep(rest) {
+            for pause in asleep(rest)? {
                 for target in TOKIO {
                     let point = point(rest, target, pause)?;
                     let woken: f64 = point.wakeups_per_ping.values().sum();
@@ -101,8 +110,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.after-a-pause-async-io-wakes-its-thread-several-times-per-ping",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
-            for pause in asleep(rest) {
+            for pause in asleep(rest)? {
                 for target in ASYNC_IO {
                     let point = point(rest, target, pause)?;
                     let async_io = point
@@ -126,17 +136,18 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.async-io-wakes-more-at-the-longest-pause-than-the-shortest-yet-below-its-schedule",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
             let pauses = rest.plan.pauses_ms.iter().copied();
             let (shortest, longest) = (pauses.clone().min(), pauses.max());
             let (Some(shortest), Some(longest)) = (shortest, longest) else {
-                return Err("no pause".to_owned());
+                return Err(Shortfall::Lacks("no pause".to_owned()));
             };
             for target in ASYNC_IO {
                 let woken = |pause: u64| {
                     let point = point(rest, target, pause)?;
                     let switches = point.wakeups_per_ping.get("async-io").copied();
-                    Ok::<_, String>(switches.unwrap_or(0.0))
+                    Ok::<_, Shortfall>(switches.unwrap_or(0.0))
                 };
                 let (least, most) = (woken(shortest)?, woken(longest)?);
                 expect(most > least, || {
@@ -153,8 +164,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.smol-without-its-executor-thread-stays-above-tokio",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
-            for pause in asleep(rest) {
+            for pause in asleep(rest)? {
                 let slowest = p50s(rest, pause, &TOKIO)?
                     .into_iter()
                     .fold(f64::MIN, f64::max);
@@ -169,14 +181,18 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     Claim {
         name: "rest.the-probes-send-lag-reaches-a-tenth-of-its-p99-somewhere",
         dir: REST,
+        kind: Kind::Observed,
         holds: |rest| {
             let open = rest
                 .points
                 .iter()
                 .filter_map(|point| point.open_loop.as_ref());
-            let reached = open
+            let rows: Vec<(f64, f64)> = open
                 .filter_map(|open| Some((open.p99_send_lag_ms?, open.p99_ms?)))
-                .any(|(lag, p99)| lag >= p99 / 10.0);
+                .collect();
+            let what = || "no open-loop row with a send lag and a p99".to_owned();
+            present((!rows.is_empty()).then_some(()), what)?;
+            let reached = rows.iter().any(|(lag, p99)| *lag >= p99 / 10.0);
             expect(reached, || {
                 "the send lag stayed under a tenth of the p99 in every row".to_owned()
             })
@@ -189,27 +205,40 @@ const TOKIO: [&str; 3] = ["demo-axum", "demo-actix", "demo-hyper-tokio"];
 const ASYNC_IO: [&str; 2] = ["demo-hyper-async-std", "demo-hyper-smol"];
 
 /// `target`'s point at `pause`.
-fn point<'a>(rest: &'a RestReport, target: &str, pause: u64) -> Result<&'a RestPoint, String> {
+fn point<'a>(rest: &'a RestReport, target: &str, pause: u64) -> Result<&'a RestPoint, Shortfall> {
     let found =
         (rest.points.iter()).find(|point| point.target == target && point.pause_ms == pause);
-    found.ok_or_else(|| format!("no point of {target} at {pause} ms"))
+    present(found, || format!("no point of {target} at {pause} ms"))
 }
 
-/// The points of the seven stock servers.
+/// The points of the stock servers.
 fn stock(rest: &RestReport) -> impl Iterator<Item = &RestPoint> {
     rest.points
         .iter()
         .filter(|point| SERVERS.contains(&&*point.target))
 }
 
-/// The pauses at which every thread is asleep as the ping arrives.
-fn asleep(rest: &RestReport) -> Vec<u64> {
+/// The pauses at which every thread is asleep as the ping arrives: at least one, else the run
+/// lacks them.
+fn asleep(rest: &RestReport) -> Result<Vec<u64>, Shortfall> {
     let pauses = rest.plan.pauses_ms.iter().copied();
-    pauses.filter(|pause| *pause >= ASLEEP_FROM_MS).collect()
+    let asleep: Vec<u64> = pauses.filter(|pause| *pause >= ASLEEP_FROM_MS).collect();
+    let what = || format!("no pause of {ASLEEP_FROM_MS} ms or more");
+    present((!asleep.is_empty()).then_some(asleep), what)
+}
+
+/// Every stock server has a point at each of `pauses`; else the run lacks it.
+fn every_stock_server(rest: &RestReport, pauses: &[u64]) -> Result<(), Shortfall> {
+    for pause in pauses {
+        for target in SERVERS {
+            point(rest, target, *pause)?;
+        }
+    }
+    Ok(())
 }
 
 /// At `pause`: the async-io stacks' fastest closed-loop p50, and the tokio stacks' slowest.
-fn async_io_fastest_tokio_slowest(rest: &RestReport, pause: u64) -> Result<(f64, f64), String> {
+fn async_io_fastest_tokio_slowest(rest: &RestReport, pause: u64) -> Result<(f64, f64), Shortfall> {
     let fastest = p50s(rest, pause, &ASYNC_IO)?
         .into_iter()
         .fold(f64::MAX, f64::min);
@@ -220,11 +249,11 @@ fn async_io_fastest_tokio_slowest(rest: &RestReport, pause: u64) -> Result<(f64,
 }
 
 /// The closed loop's p50 of each of `targets` at `pause`.
-fn p50s(rest: &RestReport, pause: u64, targets: &[&str]) -> Result<Vec<f64>, String> {
+fn p50s(rest: &RestReport, pause: u64, targets: &[&str]) -> Result<Vec<f64>, Shortfall> {
     (targets.iter())
         .map(|target| {
             let p50 = point(rest, target, pause)?.closed_loop.p50_ms;
-            p50.ok_or_else(|| format!("no p50 of {target} at {pause} ms"))
+            present(p50, || format!("no p50 of {target} at {pause} ms"))
         })
         .collect()
 }

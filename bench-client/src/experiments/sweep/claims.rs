@@ -1,7 +1,8 @@
 //! What the pages say the sweeps showed ([`crate::experiments::claims`]).
 
 use super::{Point, SweepReport};
-use crate::experiments::claims::{Claim, expect};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
+use crate::measure::target::SERVERS;
 
 /// The concurrency sweep, and the bounded pools' staircase.
 const SWEEP: &str = "results/sweep";
@@ -12,17 +13,24 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
     Claim {
         name: "sweep.bad-grows-one-sleep-per-request",
         dir: SWEEP,
+        kind: Kind::Physics,
         holds: |sweep| {
             every_point(sweep, "/bad", |sweep, point| {
-                let serial = point.n as f64 * sweep.plan.sleep_ms as f64;
-                (0.95 * serial..1.25 * serial).contains(&point.wall_ms)
+                // Each reactor thread runs its requests' sleeps one after another: at least
+                // ⌈N / threads⌉ sleeps, at most all N (one sleep per request at one thread).
+                let sleep = sweep.plan.sleep_ms as f64;
+                let fewest = point.n.div_ceil(sweep.plan.threads.max(1)) as f64 * sleep;
+                let most = point.n as f64 * sleep;
+                (0.95 * fewest..1.25 * most).contains(&point.wall_ms)
             })
         },
     },
     Claim {
         name: "sweep.ok-await-takes-a-tenth-of-serial-sleeps-from-a-thousand",
         dir: SWEEP,
+        kind: Kind::Observed,
         holds: |sweep| {
+            some_point(sweep, "/ok-await", "at N ≥ 1000", |point| point.n >= 1000)?;
             every_point(sweep, "/ok-await", |sweep, point| {
                 let serial = point.n as f64 * sweep.plan.sleep_ms as f64;
                 point.n < 1000 || point.wall_ms < 0.1 * serial
@@ -32,12 +40,15 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
     Claim {
         name: "sweep.ok-blocking-pays-for-its-pool-at-the-largest-n",
         dir: SWEEP,
+        kind: Kind::Observed,
         holds: |sweep| {
             let largest = sweep.points.iter().map(|point| point.n).max().unwrap_or(0);
             let at_largest = |route: &str, target: &str| {
                 let found = (sweep.points.iter())
                     .find(|p| p.route == route && p.target == target && p.n == largest);
-                found.ok_or_else(|| format!("no {route} point of {target} at N = {largest}"))
+                present(found, || {
+                    format!("no {route} point of {target} at N = {largest}")
+                })
             };
             let blocking = sweep
                 .points
@@ -46,6 +57,9 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
             let targets = blocking
                 .filter(|point| point.n == largest)
                 .map(|point| &point.target);
+            some_point(sweep, "/ok-blocking", "at the largest N", |point| {
+                point.n == largest
+            })?;
             let (mut seen, mut paid) = (0, Vec::new());
             for target in targets {
                 seen += 1;
@@ -65,6 +79,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
     Claim {
         name: "sweep.none-but-ntex-fails-and-ntex-only-at-ten-thousand-with-408s",
         dir: SWEEP,
+        kind: Kind::Observed,
         holds: |sweep| {
             let failed = sweep.points.iter().filter(|point| point.err > 0);
             for point in failed {
@@ -88,25 +103,37 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
     Claim {
         name: "sweep.every-rust-stack-walks-the-staircase",
         dir: STAIRCASE,
+        kind: Kind::Physics,
         holds: |sweep| {
             let pool = sweep
                 .plan
                 .server
                 .blocking_threads
-                .ok_or("no pool size set")?;
+                .ok_or(Shortfall::Lacks("no pool size set".to_owned()))?;
+            for server in SERVERS {
+                some_point(sweep, "/ok-def", &format!("on {server}"), |point| {
+                    point.target == server
+                })?;
+            }
+            // A pool of K threads runs the N sleeps K at a time: ⌈N / K⌉ rounds of one sleep,
+            // K and the sleep as the plan recorded them.
             every_point(sweep, "/ok-def", |sweep, point| {
                 let pool = sweep.plan.server.blocking_threads.unwrap_or(1);
                 let rounds = point.n.div_ceil(pool) as f64 * sweep.plan.sleep_ms as f64;
                 !point.target.starts_with("demo-")
                     || (rounds..1.15 * rounds).contains(&point.wall_ms)
             })
-            .map_err(|why| format!("a pool of {pool}: {why}"))
+            .map_err(|why| why.context(&format!("a pool of {pool}")))
         },
     },
     Claim {
         name: "sweep.scale-ok-await-at-ten-thousand-well-above-a-sleep-with-little-steal",
         dir: SCALE,
+        kind: Kind::Observed,
         holds: |sweep| {
+            some_point(sweep, "/ok-await", "at N ≥ 10,000", |point| {
+                point.n >= 10_000
+            })?;
             every_point(sweep, "/ok-await", |sweep, point| {
                 let cpu = point.confounders.cpu.as_ref();
                 let busier = cpu.is_some_and(|cpu| {
@@ -123,18 +150,30 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
     },
 ];
 
-/// Every point of `route` (at least one) is `holds`.
+/// The run measured a point of `route` that is `such` (`what` says which); else it lacks what
+/// the claim reads.
+fn some_point(
+    sweep: &SweepReport,
+    route: &str,
+    what: &str,
+    such: impl Fn(&Point) -> bool,
+) -> Result<(), Shortfall> {
+    let found = (sweep.points.iter()).find(|point| point.route == route && such(point));
+    present(found, || format!("no point of {route} {what}")).map(|_| ())
+}
+
+/// Every point of `route` (at least one, else the run lacks it) is `holds`.
 fn every_point(
     sweep: &SweepReport,
     route: &str,
     holds: fn(&SweepReport, &Point) -> bool,
-) -> Result<(), String> {
+) -> Result<(), Shortfall> {
     let points: Vec<&Point> = sweep
         .points
         .iter()
         .filter(|point| point.route == route)
         .collect();
-    expect(!points.is_empty(), || format!("no point of {route}"))?;
+    present(points.first(), || format!("no point of {route}"))?;
     for point in points {
         expect(holds(sweep, point), || {
             format!(

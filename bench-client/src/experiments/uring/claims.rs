@@ -2,7 +2,7 @@
 
 use super::UringReport;
 use super::tally::HeldTally;
-use crate::experiments::claims::{Claim, expect};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
 
 const URING: &str = "results/uring";
 
@@ -10,10 +10,11 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
     Claim {
         name: "uring.each-change-alone-flips-compios-answers",
         dir: URING,
+        kind: Kind::Observed,
         holds: |report| {
             none_one_per_sleep(held(report, "demo-axum-compio")?)?;
             let changed = settings(report, "demo-axum-compio (");
-            expect(!changed.is_empty(), || {
+            present(changed.first(), || {
                 "no setting that changes compio".to_owned()
             })?;
             changed.into_iter().try_for_each(every_one_per_sleep)
@@ -22,12 +23,13 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
     Claim {
         name: "uring.ntex-needs-two-changes-together",
         dir: URING,
+        kind: Kind::Observed,
         holds: |report| {
             let together = "demo-ntex (epoll reactor + write threshold 1 byte)";
             every_one_per_sleep(held(report, together)?)?;
             let others = settings(report, "demo-ntex").into_iter();
             let alone: Vec<&HeldTally> = others.filter(|tally| tally.setting != together).collect();
-            expect(alone.len() > 1, || {
+            present((alone.len() > 1).then_some(()), || {
                 "no stock ntex or one change alone".to_owned()
             })?;
             alone.into_iter().try_for_each(none_one_per_sleep)
@@ -36,6 +38,7 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
     Claim {
         name: "uring.glommio-and-monoio-answer-one-per-sleep",
         dir: URING,
+        kind: Kind::Observed,
         holds: |report| {
             ["demo-hyper-glommio", "demo-hyper-monoio"]
                 .into_iter()
@@ -45,6 +48,7 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
     Claim {
         name: "uring.a-leading-ping-is-served-first-yet-can-be-held",
         dir: URING,
+        kind: Kind::Observed,
         holds: |report| {
             let stock = |setting: &str| !setting.contains('(');
             let rows: Vec<_> = report
@@ -52,9 +56,7 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
                 .iter()
                 .filter(|row| stock(&row.setting))
                 .collect();
-            expect(!rows.is_empty(), || {
-                "no ping written before a burst".to_owned()
-            })?;
+            present(rows.first(), || "no ping written before a burst".to_owned())?;
             for row in &rows {
                 expect(row.served_first == row.trials - row.failed, || {
                     let (setting, lead, first) = (&row.setting, row.lead_ms, row.served_first);
@@ -75,9 +77,9 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
 ];
 
 /// The tally of `setting`'s bursts with no ping.
-fn held<'a>(report: &'a UringReport, setting: &str) -> Result<&'a HeldTally, String> {
+fn held<'a>(report: &'a UringReport, setting: &str) -> Result<&'a HeldTally, Shortfall> {
     let found = report.held.iter().find(|tally| tally.setting == setting);
-    found.ok_or_else(|| format!("no bursts of {setting}"))
+    present(found, || format!("no bursts of {setting}"))
 }
 
 /// The tallies of the settings whose label starts with `prefix`.
@@ -89,16 +91,16 @@ fn settings<'a>(report: &'a UringReport, prefix: &str) -> Vec<&'a HeldTally> {
         .collect()
 }
 
-fn every_one_per_sleep(tally: &HeldTally) -> Result<(), String> {
+fn every_one_per_sleep(tally: &HeldTally) -> Result<(), Shortfall> {
     let every = tally.trials > 0 && tally.one_per_sleep == tally.trials;
     expect(every, || answers(tally))
 }
 
-fn none_one_per_sleep(tally: &HeldTally) -> Result<(), String> {
-    expect(
-        tally.trials > tally.failed && tally.one_per_sleep == 0,
-        || answers(tally),
-    )
+fn none_one_per_sleep(tally: &HeldTally) -> Result<(), Shortfall> {
+    present((tally.trials > tally.failed).then_some(()), || {
+        format!("no burst with a verdict: {}", answers(tally))
+    })?;
+    expect(tally.one_per_sleep == 0, || answers(tally))
 }
 
 /// A setting's bursts, in a few words.

@@ -28,7 +28,7 @@ pub fn refresh_if_full(report: &Report, readme: &Path, full: bool) -> Result<Str
             readme.display()
         ));
     }
-    refresh(report, readme)?;
+    refresh(report, readme, None)?;
     Ok(format!(
         "refreshed the results block of {}",
         readme.display()
@@ -40,8 +40,9 @@ pub fn stands_for_readme(report: &Report) -> bool {
     report.plan == Plan::default() && report.failures.is_empty()
 }
 
-/// The block: where the figures come from, the compact table and its legend.
-pub fn block(report: &Report) -> String {
+/// The block: where the figures come from, the compact table and its legend; `stale`, the
+/// note it carries when the code that measured `report` has changed since.
+pub fn block(report: &Report, stale: Option<&str>) -> String {
     let environment = &report.environment;
     let mut out = compact_table(report);
     let plan = &report.plan;
@@ -64,6 +65,11 @@ pub fn block(report: &Report) -> String {
         cores = environment.cores,
         stamp = environment.code_stamp,
     );
+    if let Some(note) = stale {
+        // On the legend's last line: a note, not a paragraph of its own.
+        out.pop();
+        let _ = writeln!(out, " {note}");
+    }
     let discontinued = (environment.crates.iter()).filter(|entry| entry.contains("discontinued"));
     for entry in discontinued {
         let _ = writeln!(out, "\nMarked among the stacks' crates: {entry}.");
@@ -185,8 +191,8 @@ fn failed_pings(cases: &[&Case]) -> (usize, usize, String) {
 }
 
 /// Rewrites the README's results block ([`RESULTS`]) at `path` with [`block`].
-pub fn refresh(report: &Report, path: &Path) -> Result<(), Error> {
-    replace_in(path, RESULTS, &block(report)).map_err(|reason| Error::Page {
+pub fn refresh(report: &Report, path: &Path, stale: Option<&str>) -> Result<(), Error> {
+    replace_in(path, RESULTS, &block(report, stale)).map_err(|reason| Error::Page {
         page: path.to_owned(),
         reason,
     })
