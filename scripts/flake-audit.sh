@@ -39,6 +39,7 @@ TARGETS=(
     "demo-testkit fastapi"
     "demo-testkit lib"
     "bench-client lib"
+    "burst-meter lib"
     "bench-client open_loop"
     "bench-client connect_before"
     "bench-client race"

@@ -2,7 +2,7 @@
 //! known to measure the server and not the client.
 //!
 //! - `per_request/client_raw`: this process, firing bursts on the burst's own HTTP/1.1
-//!   ([`bench_client::measure::wire`]), as the comparison and the sweep do;
+//!   ([`burst_meter::wire`]), as the comparison and the sweep do;
 //! - `per_request/client_hyper`: this process, firing the same bursts on hyper's client
 //!   connections (a handshake and a connection task per request), the burst's former path and
 //!   still the probes';
@@ -21,10 +21,10 @@
 
 use std::time::Duration;
 
-use bench_client::measure::burst::{self, Connect, REQUEST_TIMEOUT};
-use bench_client::measure::cpu::process_cpu_ms;
-use bench_client::measure::http::{Endpoint, get_once};
-use bench_client::measure::target::{ServerProcess, default_bin_dir};
+use burst_meter::burst::{self, Connect, REQUEST_TIMEOUT};
+use burst_meter::cpu::process_cpu_ms;
+use burst_meter::http::{Endpoint, get_once};
+use burst_meter::target::{ServerProcess, default_bin_dir};
 use criterion::{Criterion, SamplingMode};
 use nix::time::{ClockId, clock_gettime};
 use tokio::runtime::Runtime;

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use clap::{Args as _, FromArgMatches as _, Subcommand as _};
 
-use crate::experiments::comparison::{Comparison, HEAD_START};
+use crate::experiments::comparison::Comparison;
 use crate::experiments::{self, Entry, Planned};
-use crate::measure::target::SERVERS;
 use crate::redraw::Redraw;
+use burst_meter::case::HEAD_START;
+use burst_meter::target::SERVERS;
 
 // The commands that are no experiment. (No doc comment: clap would make it the whole
 // command line's about.)

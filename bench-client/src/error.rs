@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
+use crate::experiments::comparison::views::readme::ONLY_COMPLETE;
 use crate::plot::PlotError;
+use crate::report::block::BlockError;
 
 /// Why a command could not finish.
 #[derive(Debug, thiserror::Error)]
@@ -37,8 +39,15 @@ pub enum Error {
     #[error(transparent)]
     Plot(#[from] PlotError),
     /// A page's generated block could not be rewritten: its markers or its source are amiss.
-    #[error("{}: {reason}", page.display())]
-    Page { page: PathBuf, reason: String },
+    #[error("{}: {source}", page.display())]
+    Page {
+        page: PathBuf,
+        #[source]
+        source: BlockError,
+    },
+    /// The README's block may stand only for a complete run of the full default comparison.
+    #[error("{}: stays as it was: {ONLY_COMPLETE}", page.display())]
+    NotFull { page: PathBuf },
     /// A script of the repository could not start, or failed.
     #[error("{script}: {reason}")]
     Script { script: String, reason: String },

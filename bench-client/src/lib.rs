@@ -12,8 +12,9 @@
 //!   its record, and the one list of them ([`experiments::ALL`]) that everything above reads:
 //!   to read one experiment, open `src/experiments/<its name>`; to add one, add a folder and
 //!   a line to that list;
-//! - [`measure`]: the measuring core every experiment shares (targets, probes, the burst,
-//!   the wire, CPU and kernel figures, statistics, the environment).
+//! - the measuring core, a crate of its own ([`burst_meter`]): targets, probes, the burst, the
+//!   wire, CPU and kernel figures, statistics, the environment; the experiments, the tests of
+//!   every server and the benches' reports measure with it.
 //!
 //! Beside them, the writers: [`report`] (the terminal, tables, findings, README block and
 //! files) and [`plot`] (the SVG figures); [`progress`], the view of where a run is and when it
@@ -25,7 +26,6 @@ pub mod cli;
 mod error;
 pub mod experiments;
 pub mod job;
-pub mod measure;
 pub mod plot;
 pub mod progress;
 pub mod redraw;

@@ -3,7 +3,7 @@
 //! (indicatif); elsewhere, in a CI log or a pipe, it is a plain line per step.
 //!
 //! The time left comes from the plan, not from a guess: every step knows what its sleeps and
-//! the protocol's fixed waits add up to ([`crate::measure::session::Step::estimate`]), so the whole
+//! the protocol's fixed waits add up to ([`burst_meter::session::Step::estimate`]), so the whole
 //! run's length is known before it starts. Steps rarely take exactly their estimate (starting
 //! servers, connecting thousands of sockets, a machine's noise), so the time left is the
 //! estimate of what remains scaled by how the steps done so far compared with theirs.
@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
-use crate::measure::session::{Event, Failure, PAUSE, Step};
-use crate::measure::target::Target;
-use crate::measure::units::whole_millis;
+use burst_meter::session::{Event, Failure, PAUSE, Step};
+use burst_meter::target::Target;
+use burst_meter::units::whole_millis;
 
 /// One experiment of a run, as planned: its name, its steps and what they should take.
 #[derive(Debug, Clone, PartialEq)]

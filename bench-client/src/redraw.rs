@@ -125,9 +125,8 @@ pub fn readme_report(dir: &Path, page: &Path) -> Result<Report, Error> {
     let report: Report =
         serde_json::from_str(&json).map_err(|source| Error::Record { path, source })?;
     if !readme::stands_for_readme(&report) {
-        return Err(Error::Page {
+        return Err(Error::NotFull {
             page: page.to_owned(),
-            reason: format!("stays as it was: {}", readme::ONLY_COMPLETE),
         });
     }
     Ok(report)

@@ -11,8 +11,8 @@ use std::process::Command;
 
 use crate::experiments::Code;
 use crate::experiments::claims::folder;
+use crate::experiments::current_stamp;
 use crate::job::{self, Done, RECORD, Run, main_job};
-use crate::measure::environment::current_stamp;
 
 /// Runs only the experiments whose results are stale in the repository at `root` (the
 /// working folder), after saying which and why. Writes no record: it tells of a whole run.

@@ -41,15 +41,14 @@ pub const BUILD: &[&str] = &[
 ];
 
 /// What the stamp of every experiment that drives the servers covers beside: the binary's
-/// entry, the command line, the experiments' common room and flags, the measuring core of
-/// the bench client, the reference app.
+/// entry, the command line, the experiments' common room and flags, the reference app (and
+/// the measuring core, [`CORE_CRATES`]).
 pub const DRIVER: &[&str] = &[
     "bench-client/src/bin",
     "bench-client/src/cli.rs",
     "bench-client/src/cli",
     "bench-client/src/experiments/mod.rs",
     "bench-client/src/experiments/flags.rs",
-    "bench-client/src/measure",
     "reference/fastapi/app.py",
     "reference/fastapi/serve.py",
     "reference/fastapi/requirements.txt",
@@ -85,6 +84,10 @@ pub const TEST_ONLY_CRATES: &[&str] = &["demo-testkit", "doc-links"];
 /// experiment that drives or reads servers.
 pub const OWN_CRATES: &[&str] = &["offload-cost", "blocking-check", "console-probe"];
 
+/// The measuring core: in the stamp of every experiment that drives the servers, not of one
+/// that only reads their sources.
+pub const CORE_CRATES: &[&str] = &["burst-meter"];
+
 /// A stampable file: its path from the workspace root (`/` between parts) and the hex
 /// SHA-256 of its length and contents.
 pub type Digest<'a> = (&'a str, &'a str);
@@ -100,9 +103,14 @@ impl Code {
             let Some(krate) = crate_of(path) else {
                 return false;
             };
-            let server = !TEST_ONLY_CRATES.contains(&krate) && !OWN_CRATES.contains(&krate);
+            let core = CORE_CRATES.contains(&krate);
+            let server = ![TEST_ONLY_CRATES, OWN_CRATES, CORE_CRATES]
+                .iter()
+                .any(|list| list.contains(&krate));
             let own = (self.own.iter()).any(|own| own.strip_prefix("crates/") == Some(krate));
-            return own || (server && (self.drives_servers || self.reads_servers));
+            return own
+                || (core && self.drives_servers)
+                || (server && (self.drives_servers || self.reads_servers));
         }
         (self.drives_servers && DRIVER.iter().any(|driver| under(path, driver)))
             || (self.own.iter().any(|own| under(path, own)) && !reads_results(path))

@@ -5,7 +5,7 @@
 mod common;
 
 use bench_client::experiments::rest::{self, RestPlan, RestPoint};
-use bench_client::measure::target::{self, Target};
+use burst_meter::target::{self, Target};
 use demo_contract::variant::{TOKIO_REACTOR_ON_WORKER, Variant};
 
 /// Pings 10 ms apart, in two rounds of 200 ms: about 40, each arriving while every server

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bench_client::measure::burst::{self, Connect};
-use bench_client::measure::http::Endpoint;
+use burst_meter::burst::{self, Connect};
+use burst_meter::http::Endpoint;
 
 /// Connections accepted so far, and how many there were when the first request came.
 #[derive(Debug, Default)]

@@ -7,9 +7,9 @@
 mod common;
 
 use bench_client::experiments::detectors::views as detectors_md;
-use bench_client::experiments::detectors::{self, DetectorsPlan, Verdict};
-use bench_client::measure::environment::Environment;
-use bench_client::measure::target::{self, Target};
+use bench_client::experiments::detectors::{self, DetectorsPlan, Scorecard};
+use burst_meter::environment::Environment;
+use burst_meter::target::{self, Target};
 
 const PLAN: DetectorsPlan = DetectorsPlan {
     concurrency: 2,
@@ -24,7 +24,7 @@ const PLAN: DetectorsPlan = DetectorsPlan {
 };
 
 /// The verdicts of every detector that runs on `targets`, and its report's view drawn.
-async fn verdicts(targets: &[Target]) -> Vec<Verdict> {
+async fn scorecards(targets: &[Target]) -> Vec<Scorecard> {
     // One at a time: each drives its servers with bursts of 50, and a server starved by
     // another test's burst has its polls stretched into false alarms.
     static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -40,10 +40,10 @@ async fn verdicts(targets: &[Target]) -> Vec<Verdict> {
             .iter()
             .any(|(name, text)| name == "DETECTORS.md" && !text.is_empty())
     );
-    report.verdicts
+    report.scorecards
 }
 
-fn verdict<'a>(verdicts: &'a [Verdict], detector: &str) -> &'a Verdict {
+fn verdict<'a>(verdicts: &'a [Scorecard], detector: &str) -> &'a Scorecard {
     (verdicts.iter().find(|v| v.detector == detector))
         .unwrap_or_else(|| panic!("no {detector}: {verdicts:?}"))
 }
@@ -53,7 +53,7 @@ fn verdict<'a>(verdicts: &'a [Verdict], detector: &str) -> &'a Verdict {
 /// rounds: a detector that took a slow request for a blocked thread would report each of them
 /// (dozens), while one stray report comes of a thread descheduled for 100 ms on a machine
 /// with a core kept busy (seen once each, on uvloop's debug mode and tokio's poll hooks).
-fn assert_catches_without_false_alarms(verdict: &Verdict) {
+fn assert_catches_without_false_alarms(verdict: &Scorecard) {
     assert!(verdict.false_alarms.is_some_and(|n| n <= 1), "{verdict:?}");
     assert!(verdict.bad_reports.is_some_and(|n| n >= 1), "{verdict:?}");
     assert!(
@@ -69,7 +69,7 @@ fn assert_catches_without_false_alarms(verdict: &Verdict) {
 async fn a_watchdog_reports_while_held_a_poll_timer_after() {
     let binary = common::real_server("demo-axum");
     let targets = [Target::server("demo-axum", binary.parent().unwrap())];
-    let verdicts = verdicts(&targets).await;
+    let verdicts = scorecards(&targets).await;
     // The stack with no detector, for the cost, and its two detectors.
     assert_eq!(verdicts.len(), 3, "{verdicts:?}");
     assert_eq!(verdict(&verdicts, "none").cost.len(), 2, "{verdicts:?}");
@@ -103,7 +103,7 @@ async fn tokio_poll_hooks_report_while_held_and_name_the_spawn_site() {
         unstable.display()
     );
     let targets = [Target::server("demo-hyper-tokio", binary.parent().unwrap())];
-    let verdicts = verdicts(&targets).await;
+    let verdicts = scorecards(&targets).await;
     let hooks = verdict(&verdicts, "tokio poll hooks");
     assert_catches_without_false_alarms(hooks);
     assert_eq!(hooks.names_route, Some(false), "{hooks:?}");
@@ -144,7 +144,7 @@ async fn on_uvloop_pyleak_reports_while_held_debug_mode_after() {
         target::reference_python(&dir).is_file(),
         "run reference/fastapi/setup.sh first"
     );
-    let verdicts = verdicts(&[Target::reference("fastapi-uvloop", &dir)]).await;
+    let verdicts = scorecards(&[Target::reference("fastapi-uvloop", &dir)]).await;
     assert_eq!(verdicts.len(), 3, "{verdicts:?}");
 
     let debug = verdict(&verdicts, "uvloop debug mode");

@@ -6,8 +6,8 @@ mod common;
 
 use std::path::Path;
 
-use bench_client::measure::stats::Verdict;
-use bench_client::measure::target::{SERVERS, ServerProcess};
+use burst_meter::stats::Verdict;
+use burst_meter::target::{SERVERS, ServerProcess};
 use common::{read_report, real_server, temp_dir};
 
 /// Runs the client to its end with `args` and `--out dir`, once every server it may spawn is
@@ -58,7 +58,7 @@ fn the_default_comparison_shows_bad_serialised_on_every_stack() {
     assert_eq!(report.cases.len(), targets.len() * 3);
     for case in &report.cases {
         let expected = if case.route == "/bad" {
-            Verdict::Serialised
+            Verdict::Serialises
         } else {
             Verdict::Concurrent
         };
@@ -141,7 +141,7 @@ async fn a_url_target_is_driven_identically_with_the_sleep_as_a_query() {
     let bad = &report.cases[0];
     assert_eq!(
         (bad.target.as_str(), bad.route.as_str(), bad.verdict),
-        ("external", "/bad", Verdict::Serialised)
+        ("external", "/bad", Verdict::Serialises)
     );
     assert!(
         bad.wall_ms >= 0.8 * 4.0 * 50.0 && bad.wall_ms < 0.8 * 4.0 * 500.0,
@@ -210,10 +210,7 @@ fn connecting_before_the_burst_tells_the_same_story_and_reads_the_kernel() {
         &dir,
     );
     let report = read_report(&dir);
-    assert_eq!(
-        report.plan.connect,
-        bench_client::measure::burst::Connect::Before
-    );
+    assert_eq!(report.plan.connect, burst_meter::burst::Connect::Before);
     let verdicts: Vec<(&str, Verdict)> = report
         .cases
         .iter()
@@ -222,7 +219,7 @@ fn connecting_before_the_burst_tells_the_same_story_and_reads_the_kernel() {
     assert_eq!(
         verdicts,
         [
-            ("/bad", Verdict::Serialised),
+            ("/bad", Verdict::Serialises),
             ("/ok-await", Verdict::Concurrent)
         ]
     );
@@ -235,4 +232,65 @@ fn connecting_before_the_burst_tells_the_same_story_and_reads_the_kernel() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The README's command for an app somebody else runs, `bench-client --url
+/// fastapi=URL --routes /bad,/ok-def,/ok-await`, requests `/ok-def` as `/ok-def` and judges
+/// each route by what the app did.
+#[test]
+fn an_external_fastapi_app_is_measured_at_the_paths_given() {
+    use burst_meter::case::{self, Plan};
+    use burst_meter::probe::ProbeChoice;
+    use burst_meter::stats::Verdict;
+    use burst_meter::target::{self, ServerProcess, Target};
+    use burst_meter::work::WorkPath;
+
+    if std::env::var_os("REFERENCE_APP").is_some_and(|value| value == "missing") {
+        let test = "an_external_fastapi_app_is_measured_at_the_paths_given";
+        return common::skip(test, "no python3 with venv for the FastAPI reference app");
+    }
+    let dir = target::default_reference_dir();
+    let script = dir.join("bin").join("fastapi-asyncio");
+    assert!(
+        target::reference_python(&dir).is_file(),
+        "run reference/fastapi/setup.sh first (the README's test command does)"
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let server = ServerProcess::start_within(
+            "fastapi-asyncio",
+            script.as_ref(),
+            &[],
+            target::REFERENCE_READY_WITHIN,
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+        let targets = [Target::External {
+            label: "fastapi".into(),
+            endpoint: server.endpoint().clone(),
+        }];
+        let routes = ["/bad", "/ok-def", "/ok-await"].map(|path| WorkPath::parse(path).unwrap());
+        let plan = Plan {
+            routes: routes.to_vec(),
+            concurrency: 4,
+            sleep_ms: 100,
+            probe: ProbeChoice::Closed,
+            ..Plan::default()
+        };
+        let outcome = case::run_plan(&targets, &plan, &mut |_| {}).await;
+        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+        let seen: Vec<(&str, usize, Verdict)> = outcome
+            .measured
+            .iter()
+            .map(|case| (case.route.as_str(), case.ok, case.verdict))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("/bad", 4, Verdict::Serialises),
+                ("/ok-def", 4, Verdict::Concurrent),
+                ("/ok-await", 4, Verdict::Concurrent),
+            ]
+        );
+    });
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_client::measure::target::{self, SERVERS, ServerProcess, TargetError};
+use burst_meter::target::{self, SERVERS, ServerProcess, TargetError};
 use common::{Running, bench_client, read_report, real_server, temp_dir};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -398,7 +398,7 @@ fn ten_thousand_concurrent_awaits_complete_on_every_server() {
 }
 
 /// The requests of `case` refused with status 408.
-fn refused_with_408(case: &bench_client::experiments::comparison::Case) -> usize {
+fn refused_with_408(case: &burst_meter::case::Case) -> usize {
     (case.errors.iter())
         .filter(|error| error.reason == "status 408")
         .map(|error| error.count)

@@ -6,8 +6,8 @@
 mod common;
 
 use bench_client::experiments::health::{self, Answer, HealthPlan, Measured, Probed, tally};
-use bench_client::measure::target::{self, Target};
-use bench_client::measure::work::WorkPath;
+use burst_meter::target::{self, Target};
+use burst_meter::work::WorkPath;
 use demo_contract::Route;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

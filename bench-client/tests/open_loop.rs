@@ -5,9 +5,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use bench_client::experiments::comparison::defaults::PING_EVERY_MS;
-use bench_client::measure::http::Endpoint;
-use bench_client::measure::probe::{HealthCheck, closed, open};
+use burst_meter::case::defaults::PING_EVERY_MS;
+use burst_meter::http::Endpoint;
+use burst_meter::probe::{HealthCheck, closed, open};
 
 const SLOW: Duration = Duration::from_millis(200);
 

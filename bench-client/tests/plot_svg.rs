@@ -6,9 +6,9 @@
 
 use bench_client::experiments::comparison::Report;
 use bench_client::experiments::comparison::views::plots;
-use bench_client::measure::timeline::{Span, Timeline};
 use bench_client::plot::timeline::{TimelineGrid, TimelineRow, timeline};
 use bench_client::plot::{LatencySamples, Series, latency_cdf, wall_vs_concurrency};
+use burst_meter::timeline::{Span, Timeline};
 
 const STACKS: [&str; 5] = [
     "demo-axum",

@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use bench_client::experiments::probe::subjects;
-use bench_client::measure::target::{
-    self, READY_WITHIN, REFERENCE_READY_WITHIN, ServerProcess, Target,
-};
+use burst_meter::target::{self, READY_WITHIN, REFERENCE_READY_WITHIN, ServerProcess, Target};
 use common::{bench_client, real_server, skip, temp_dir};
 use serde_json::Value;
 use tokio::sync::Mutex;

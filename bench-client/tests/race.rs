@@ -6,8 +6,8 @@ mod common;
 
 use bench_client::experiments::race::arrival::{self, ArrivalPlan, ArrivalTrial, PingAt};
 use bench_client::experiments::race::{self, GotIn, RacePlan};
-use bench_client::measure::burst::Connect;
-use bench_client::measure::target::{self, Target};
+use burst_meter::burst::Connect;
+use burst_meter::target::{self, Target};
 use demo_contract::variant::RACE_VARIANTS;
 
 const SLEEP_MS: u64 = 40;

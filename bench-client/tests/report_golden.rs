@@ -5,17 +5,17 @@
 use std::path::Path;
 
 use bench_client::experiments::comparison::views::{readme, results_md};
-use bench_client::experiments::comparison::{Case, Plan};
 use bench_client::experiments::comparison::{Report, Timing};
-use bench_client::measure::burst::ErrorCount;
-use bench_client::measure::environment::Environment;
-use bench_client::measure::probe::ProbeRecord;
-use bench_client::measure::session::{Confounders, Failure};
-use bench_client::measure::stalls::StallsSeen;
-use bench_client::measure::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
-use bench_client::measure::timeline::{Span, Timeline};
-use bench_client::measure::work::WorkPath;
 use bench_client::report::write_atomically;
+use burst_meter::burst::ErrorCount;
+use burst_meter::case::{Case, Plan};
+use burst_meter::environment::Environment;
+use burst_meter::probe::ProbeRecord;
+use burst_meter::session::{Confounders, Failure};
+use burst_meter::stalls::StallsSeen;
+use burst_meter::stats::{Ideals, OpenLoopStats, PingStats, RequestTimes, Verdict};
+use burst_meter::timeline::{Span, Timeline};
+use burst_meter::work::WorkPath;
 
 fn closed_loop(latencies_ms: Vec<f64>, errors: Vec<String>) -> ProbeRecord {
     ProbeRecord::of(
@@ -235,7 +235,7 @@ fn json_round_trips_and_has_the_documented_keys() {
     ] {
         assert!(!case["ping"][key].is_null(), "cases[0].ping.{key}");
     }
-    assert_eq!(case["verdict"], "serialised");
+    assert_eq!(case["verdict"], "serialises");
     assert_eq!(value["cases"][1]["verdict"], "concurrent");
     assert!(value["environment"]["rustc"].is_string());
 }

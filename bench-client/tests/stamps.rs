@@ -158,7 +158,7 @@ fn a_change_to_the_comparison_makes_those_built_on_it_stale() {
 fn a_change_to_the_measuring_core_or_a_server_makes_every_driver_stale() {
     let tree = Tree::copy("core");
     for file in [
-        "bench-client/src/measure/burst.rs",
+        "crates/burst-meter/src/burst.rs",
         "bench-client/src/experiments/mod.rs",
         "reference/fastapi/app.py",
     ] {

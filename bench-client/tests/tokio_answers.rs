@@ -5,13 +5,13 @@
 
 mod common;
 
-use bench_client::experiments::tokio::claims::CURRENT_THREAD_PANIC;
 use bench_client::experiments::tokio::{
     SERVERS, TokioPlan, TokioTargets, lifo_targets, tally, tokio_answers,
 };
-use bench_client::measure::environment::Environment;
-use bench_client::measure::session::ServerOptions;
-use bench_client::measure::target::{self, Target};
+use burst_meter::environment::Environment;
+use burst_meter::session::ServerOptions;
+use burst_meter::target::{self, Target};
+use demo_contract::CURRENT_THREAD_PANIC;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_answer_keeps_its_shape_and_the_slot_flips_the_spawned_task() {

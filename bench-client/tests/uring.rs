@@ -6,7 +6,7 @@
 mod common;
 
 use bench_client::experiments::uring::{self, Held, SETTINGS, UringPlan, held_of, tally};
-use bench_client::measure::target;
+use burst_meter::target;
 use demo_contract::IO_URING_REFUSED;
 use demo_contract::variant::{COMPIO_EPOLL, NTEX_DIRECT_WRITE, NTEX_EPOLL};
 

@@ -7,12 +7,13 @@
 
 use std::path::Path;
 
+use crate::Error;
 use crate::experiments::Experiment;
 use crate::experiments::claims::{Standing, folder};
-use crate::experiments::comparison::{Case, Comparison, Report};
+use crate::experiments::comparison::{Comparison, Report};
 use crate::experiments::probe::verdict::Verdict;
 use crate::experiments::probe::{Probe, ProbeReport};
-use crate::measure::stats::Verdict as ComparisonVerdict;
+use burst_meter::case::Case;
 
 /// The comparisons the probe's own check repeats routes of.
 const COMPARISONS: [&str; 3] = ["results", "results/cpu", "results/hidden"];
@@ -22,13 +23,13 @@ pub fn standing(results: &Path) -> Standing {
     let probe: ProbeReport = match read::<Probe>(&folder(results, "results/probe")) {
         Ok(Some(probe)) => probe,
         Ok(None) => return Standing::NotApplicable("the probe's own check not run".to_owned()),
-        Err(why) => return Standing::Unreadable(why),
+        Err(why) => return Standing::Unreadable(why.to_string()),
     };
     let mut cases = Vec::new();
     for dir in COMPARISONS {
         match read::<Comparison>(&folder(results, dir)) {
             Ok(report) => cases.extend(report.into_iter().flat_map(|r: Report| r.cases)),
-            Err(why) => return Standing::Unreadable(why),
+            Err(why) => return Standing::Unreadable(why.to_string()),
         }
     }
     cases.retain(|case| case.reactor_threads == 1);
@@ -56,7 +57,7 @@ pub fn agree(probe: &ProbeReport, cases: &[Case]) -> Standing {
             continue;
         }
         compared += 1;
-        let serialised = case.verdict == ComparisonVerdict::Serialised;
+        let serialised = case.verdict == Verdict::Serialises;
         if serialised != (finding.at_once == Some(1)) {
             return Standing::False(format!(
                 "{} {path}: the comparison found it {}, the probe {}",
@@ -73,10 +74,9 @@ pub fn agree(probe: &ProbeReport, cases: &[Case]) -> Standing {
 }
 
 /// `E`'s record in `dir`, `None` if there is none.
-fn read<E: Experiment>(dir: &Path) -> Result<Option<E::Record>, String> {
+fn read<E: Experiment>(dir: &Path) -> Result<Option<E::Record>, Error> {
     if !dir.join(E::RECORD).is_file() {
         return Ok(None);
     }
-    let record = crate::experiments::read_record::<E>(dir);
-    record.map(Some).map_err(|error| error.to_string())
+    crate::experiments::read_record::<E>(dir).map(Some)
 }

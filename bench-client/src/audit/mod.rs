@@ -180,7 +180,7 @@ fn readme_block_differs(root: &Path, readme: &Path, notes: &pages::Stale) -> Opt
     match RESULTS.rewrite(&text, |_| Ok(body.clone())) {
         Ok(drawn) if drawn == text => None,
         Ok(_) => Some("the results block differs from results/results.json".to_owned()),
-        Err(why) => Some(why),
+        Err(why) => Some(why.to_string()),
     }
 }
 

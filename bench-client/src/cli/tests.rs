@@ -6,10 +6,11 @@ use clap::FromArgMatches as _;
 use demo_contract::Route;
 
 use super::*;
-use crate::experiments::comparison::{ComparisonArgs, Plan};
+use crate::experiments::comparison::ComparisonArgs;
 use crate::experiments::sweep::{SweepArgs, SweepPlan};
-use crate::measure::target::{self, Target};
-use crate::measure::work::WorkPath;
+use burst_meter::case::Plan;
+use burst_meter::target::{self, Target};
+use burst_meter::work::WorkPath;
 
 fn argv<'a>(args: &[&'a str]) -> Vec<&'a str> {
     std::iter::once("bench-client")

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use doc_links::outcomes;
 
 use super::{ALL, Experiment};
-use crate::measure::environment::Environment;
 use crate::report::pages;
+use burst_meter::environment::Environment;
 
 /// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own, so that
 /// the kernel's hash, not the load, deals them the connections: what several experiments'
@@ -197,7 +197,7 @@ pub fn folder(results: &Path, dir: impl AsRef<Path>) -> PathBuf {
 
 /// Where `E`'s claim `name`, if it has one, stands against the results folder `results`.
 pub(super) fn check_one<E: Experiment>(name: &str, results: &Path) -> Option<Standing> {
-    let claim = E::CLAIMS.iter().find(|claim| claim.name == name)?;
+    let claim = (E::CLAIMS.iter().copied().flatten()).find(|claim| claim.name == name)?;
     let dir = folder(results, claim.dir);
     if !dir.join(E::RECORD).is_file() {
         let not_run = format!("not run: no {}", dir.join(E::RECORD).display());

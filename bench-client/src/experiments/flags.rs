@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::builder::RangedU64ValueParser;
 use demo_contract::MAX_SLEEP_MS;
 
-use crate::measure::http::Endpoint;
-use crate::measure::session::ServerOptions;
-use crate::measure::target::{self, Folders, Target};
+use burst_meter::http::Endpoint;
+use burst_meter::session::ServerOptions;
+use burst_meter::target::{self, Folders, Target};
 
 /// Which servers to spawn, and where to find them.
 #[derive(Debug, Clone, clap::Args)]
@@ -95,5 +95,6 @@ pub fn labelled_url(value: &str) -> Result<(String, Endpoint), String> {
         .split_once('=')
         .filter(|(label, _)| !label.is_empty())
         .ok_or_else(|| format!("{value:?} is not LABEL=URL, e.g. fastapi=http://127.0.0.1:8000"))?;
-    Ok((label.to_owned(), Endpoint::parse(url)?))
+    let endpoint = Endpoint::parse(url).map_err(|error| error.to_string())?;
+    Ok((label.to_owned(), endpoint))
 }

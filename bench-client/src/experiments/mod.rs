@@ -1,6 +1,6 @@
 //! The experiments, one room each: its command line with its defaults, its plan, its run,
 //! the record it keeps and the views drawn from that record. Each measures with
-//! [`crate::measure`] and draws with [`crate::report`] and [`crate::plot`].
+//! [`burst_meter`] and draws with [`crate::report`] and [`crate::plot`].
 //!
 //! An experiment is a type that implements [`Experiment`], in a folder of its own, and one
 //! line in [`ALL`]. Everything around the experiments reads that list: the command line's
@@ -44,16 +44,27 @@ pub mod uring;
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::Error;
-use crate::measure::environment::{Environment, current_stamp};
-use crate::measure::session::Event;
 use crate::progress::{Progress, Stage};
 use crate::report::files;
 pub use crate::stamps::Code;
+use crate::stamps::Digest;
+use burst_meter::environment::Environment;
+use burst_meter::session::Event;
+
+/// Every source a code stamp may cover, with its digest, as this binary was built from them
+/// (`build.rs`, with `stamps::digests`).
+pub const DIGESTS: &[Digest<'static>] = include!(concat!(env!("OUT_DIR"), "/digests.rs"));
+
+/// The stamp of the experiment whose code is `code`, over the sources of this build.
+pub fn current_stamp(code: &Code) -> String {
+    code.stamp(DIGESTS)
+}
 
 /// Every experiment, in the order the main job runs them.
 pub static ALL: &[&dyn Entry] = &[
@@ -114,8 +125,9 @@ pub trait Experiment: Sync + 'static {
     /// Whether it is the bare command line (the comparison, the original experiment) rather
     /// than a subcommand.
     const BARE: bool = false;
-    /// What the pages say its results showed, each checked against them ([`claims`]).
-    const CLAIMS: &'static [claims::Claim<Self::Record>] = &[];
+    /// What the pages say its results showed, each checked against them ([`claims`]): in
+    /// groups, one per file where an experiment has more than one file can hold.
+    const CLAIMS: &'static [&'static [claims::Claim<Self::Record>]] = &[];
 
     /// Its command line, each flag with its default.
     type Args: clap::Args + clap::FromArgMatches + 'static;
@@ -227,6 +239,11 @@ pub trait Planned {
     fn out(&self) -> &Path;
     /// The code stamp its results will record.
     fn stamp(&self) -> String;
+    /// The time its plan's sleeps, work and fixed waits force, by the protocol's formulas:
+    /// what no faster client could save. The job's record sets each run's time beside it.
+    fn floor(&self) -> Duration {
+        self.stage().estimate
+    }
     /// Runs it and writes its results; `command` is the command line its record says wrote
     /// it; `alone`: it is the only experiment of this process, and may print on stdout.
     fn run<'a>(
@@ -275,7 +292,9 @@ impl<E: Experiment> Entry for E {
     }
 
     fn claims(&self) -> Vec<claims::About> {
-        E::CLAIMS.iter().map(claims::About::of::<E>).collect()
+        (E::CLAIMS.iter().copied().flatten())
+            .map(claims::About::of::<E>)
+            .collect()
     }
 
     fn check(&self, name: &str, results: &Path) -> Option<claims::Standing> {
@@ -342,7 +361,7 @@ async fn run_and_write<E: Experiment>(
     for note in notes {
         progress.print(&format!("bench-client: {note}"));
     }
-    let environment = Environment::capture(&E::CODE);
+    let environment = Environment::with_stamp(current_stamp(&E::CODE));
     let on = &mut |event: Event<'_, E::Step>| {
         if let Some(text) = E::told(&event).filter(|_| alone) {
             progress.print_out(&text);

@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 
 use super::{Code, Entry, JobRun, Planned, Ran, job_run};
 use crate::Error;
-use crate::measure::environment::current_stamp;
+use crate::experiments::current_stamp;
 use crate::progress::{Progress, Stage};
 
 /// An experiment that is a script of the repository, in [`super::ALL`].
@@ -29,6 +29,8 @@ pub struct Script {
     pub code: Code,
     /// What it should take, for the progress view.
     pub estimate: Duration,
+    /// What its criterion settings force: each benchmark's warm-up and measurement.
+    pub floor: Duration,
     /// Its one run in the main job.
     pub job: &'static [JobRun],
 }
@@ -47,6 +49,7 @@ pub static OFFLOAD_COST: Script = Script {
     // 16 benchmarks × (0.5 s warm-up + 1 s measurement), and criterion's analysis; the bench
     // is built with the binaries, before the job.
     estimate: Duration::from_secs(50),
+    floor: Duration::from_secs(24),
     job: &[job_run(
         "the offload's price (results/offload-cost.md)",
         &[],
@@ -71,6 +74,7 @@ pub static POLL_COST: Script = Script {
     // 13 benchmarks × (0.5 s warm-up + 1 s measurement), and criterion's analysis; built with
     // the binaries, before the job.
     estimate: Duration::from_secs(30),
+    floor: Duration::from_millis(19_500),
     job: &[job_run(
         "the stall detector's price per poll (results/poll-cost.md)",
         &[],
@@ -91,6 +95,8 @@ pub static STATIC: Script = Script {
     // clippy over the servers and their contract with the experiment's configuration (their
     // dependencies checked before the job), then the context-aware check's parse.
     estimate: Duration::from_secs(60),
+    // No sleep or setting forces any of it: all of it is the checks' own work.
+    floor: Duration::ZERO,
     job: &[job_run(
         "catching it before it ships (results/static/)",
         &[],
@@ -157,6 +163,10 @@ impl Planned for Script {
 
     fn out(&self) -> &Path {
         Path::new(self.writes)
+    }
+
+    fn floor(&self) -> Duration {
+        self.floor
     }
 
     fn stamp(&self) -> String {

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use crate::Error;
 use crate::experiments::comparison::views::readme::README;
 use crate::experiments::{self, Code, Entry, JobRun, Planned, Ran};
-use crate::measure::environment::Environment;
 use crate::progress::{Progress, Stage};
 use crate::report::block::{self, MAIN_JOB};
 use crate::report::write_atomically;
+use burst_meter::environment::Environment;
 
 mod record;
 
@@ -103,6 +103,8 @@ pub struct Done {
     /// The code stamp its results record.
     pub stamp: String,
     pub took: Duration,
+    /// What its plan forces ([`Planned::floor`]): `took` beside it is the job's overhead.
+    pub floor: Duration,
     /// What it wrote, or why it did not finish.
     pub outcome: Result<Ran, String>,
 }
@@ -128,13 +130,13 @@ pub async fn run_each(runs: &[Run]) -> Vec<Done> {
     let mut done = Vec::new();
     for (run, planned) in runs.iter().zip(planned) {
         let started = Instant::now();
-        let (stamp, outcome) = match planned {
+        let (stamp, floor, outcome) = match planned {
             Ok(planned) => {
-                let stamp = planned.stamp();
+                let (stamp, floor) = (planned.stamp(), planned.floor());
                 let outcome = planned.run(run.command_line(), &mut progress, false).await;
-                (stamp, outcome.map_err(|error| error.to_string()))
+                (stamp, floor, outcome.map_err(|error| error.to_string()))
             }
-            Err(error) => (String::new(), Err(error.to_string())),
+            Err(error) => (String::new(), Duration::ZERO, Err(error.to_string())),
         };
         let took = started.elapsed();
         progress.print(&record::ended_line(run.name(), took, &outcome));
@@ -144,6 +146,7 @@ pub async fn run_each(runs: &[Run]) -> Vec<Done> {
             command: run.command_line(),
             stamp,
             took,
+            floor,
             outcome,
         });
     }

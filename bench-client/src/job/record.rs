@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::Done;
 use crate::experiments::Ran;
-use crate::measure::environment::Environment;
 use crate::progress;
+use burst_meter::environment::Environment;
 
 /// The README's sentence on the job: how long it took, and where the record is.
 pub fn readme_sentence(done: &[Done]) -> String {
@@ -16,9 +16,11 @@ pub fn readme_sentence(done: &[Done]) -> String {
         .filter(|experiment| experiment.complete())
         .count();
     let (minutes, seconds) = (took.as_secs() / 60, took.as_secs() % 60);
+    let floor: Duration = done.iter().map(|experiment| experiment.floor).sum();
     let mut sentence = format!(
-        "The main job took {minutes} min {seconds} s here after the release build: {} \
-         experiments",
+        "The main job took {minutes} min {seconds} s here after the release build ({} × the \
+         time its sleeps and work force): {} experiments",
+        ratio(took, floor),
         done.len()
     );
     if complete < done.len() {
@@ -58,8 +60,11 @@ pub fn record(environment: &Environment, done: &[Done]) -> String {
     );
     out.push_str(&environment.to_markdown());
     out.push_str(
-        "\n## Experiments\n\n| experiment | command | code stamp | seconds | outcome |\n\
-         |---|---|---|---:|---|\n",
+        "\n## Experiments\n\nEach run's floor is the time its plan forces (its sleeps, its CPU \
+         work on the cores, its trials and the protocol's fixed waits; a bench's warm-up and \
+         measurement): what no faster client could save. The ratio is the run's time over it.\n\n\
+         | experiment | command | code stamp | seconds | floor s | × floor | outcome |\n\
+         |---|---|---|---:|---:|---:|---|\n",
     );
     for experiment in done {
         let outcome = match &experiment.outcome {
@@ -69,14 +74,31 @@ pub fn record(environment: &Environment, done: &[Done]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | `{}` | `{}` | {} | {outcome} |",
+            "| {} | `{}` | `{}` | {} | {:.0} | {} | {outcome} |",
             experiment.name,
             experiment.command,
             experiment.stamp,
-            experiment.took.as_secs()
+            experiment.took.as_secs(),
+            experiment.floor.as_secs_f64(),
+            ratio(experiment.took, experiment.floor),
         );
     }
     let total: Duration = done.iter().map(|experiment| experiment.took).sum();
-    let _ = writeln!(out, "| **all** | | | **{}** | |", total.as_secs());
+    let floor: Duration = done.iter().map(|experiment| experiment.floor).sum();
+    let _ = writeln!(
+        out,
+        "| **all** | | | **{}** | **{:.0}** | **{}** | |",
+        total.as_secs(),
+        floor.as_secs_f64(),
+        ratio(total, floor)
+    );
     out
+}
+
+/// `took` over `floor`, two decimals; `-` where nothing forces a floor.
+pub fn ratio(took: Duration, floor: Duration) -> String {
+    match floor.is_zero() {
+        true => "-".to_owned(),
+        false => format!("{:.2}", took.as_secs_f64() / floor.as_secs_f64()),
+    }
 }

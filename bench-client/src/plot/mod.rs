@@ -131,10 +131,10 @@ impl Mark {
     /// The line a probe's answer must come before: Kubernetes' default probe timeout.
     pub fn probe_timeout() -> Mark {
         Mark {
-            x: crate::measure::probe::PROBE_TIMEOUT_MS,
+            x: burst_meter::probe::PROBE_TIMEOUT_MS,
             label: format!(
                 "{} s: a Kubernetes probe's default timeout",
-                crate::measure::probe::PROBE_TIMEOUT_MS / 1000.0
+                burst_meter::probe::PROBE_TIMEOUT_MS / 1000.0
             ),
         }
     }

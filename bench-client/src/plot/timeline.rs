@@ -29,13 +29,13 @@ mod legend;
 
 use super::PlotError;
 use super::figure::{FONT, PALETTE, REFERENCE_COLOUR};
-use crate::measure::timeline::{Span, Timeline};
+use burst_meter::timeline::{Span, Timeline};
 use legend::draw_legend;
 
 /// A ping answered within this many ms was answered promptly.
 pub const PROMPT_MS: f64 = 10.0;
 /// Kubernetes' default probe timeout: a ping slower than this would have failed a probe.
-pub use crate::measure::probe::PROBE_TIMEOUT_MS;
+pub use burst_meter::probe::PROBE_TIMEOUT_MS;
 
 /// The figure's width in pixels: about what a repository page shows, so text stays legible.
 const WIDTH: u32 = 960;

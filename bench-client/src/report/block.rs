@@ -4,6 +4,41 @@
 //! page's figures), or who writes it. The README's results block, the main job's sentence and
 //! every page's figures are blocks of this kind; the docs check reads the same markers.
 
+/// Why a page's generated block could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum BlockError {
+    /// A block that opens and never closes.
+    #[error("line {line}: a {name} block without its `{end}`")]
+    Unclosed {
+        line: usize,
+        name: &'static str,
+        end: String,
+    },
+    /// A block whose body could not be drawn, at the line that opens it.
+    #[error("line {line}: {source}")]
+    Body {
+        line: usize,
+        #[source]
+        source: Box<BlockError>,
+    },
+    /// A page that holds no block of the kind it should.
+    #[error("no `{0}` block")]
+    Missing(String),
+    /// A figures block's spec names no section: it must be `FILE#HEADING`.
+    #[error("`{0}` names no section: write FILE#HEADING")]
+    NoSection(String),
+    /// The results file a block copies has no such heading.
+    #[error("{file} has no section headed `{heading}`")]
+    NoHeading { file: String, heading: String },
+    /// The page, or the results file a block copies, could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// One kind of generated block, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Block {
@@ -46,8 +81,8 @@ impl Block {
     pub fn rewrite(
         &self,
         text: &str,
-        mut body_of: impl FnMut(&str) -> Result<String, String>,
-    ) -> Result<String, String> {
+        mut body_of: impl FnMut(&str) -> Result<String, BlockError>,
+    ) -> Result<String, BlockError> {
         let end = self.end();
         let mut out = String::with_capacity(text.len());
         let mut lines = text.lines().enumerate();
@@ -57,11 +92,15 @@ impl Block {
             let Some(spec) = self.opens(line) else {
                 continue;
             };
-            let at = |why: String| format!("line {}: {why}", number + 1);
-            let body = body_of(spec).map_err(at)?;
+            let line = number + 1;
+            let body = body_of(spec).map_err(|source| BlockError::Body {
+                line,
+                source: Box::new(source),
+            })?;
             let closed = lines.by_ref().any(|(_, line)| line.trim() == end);
             if !closed {
-                return Err(at(format!("a {} block without its `{end}`", self.name)));
+                let name = self.name;
+                return Err(BlockError::Unclosed { line, name, end });
             }
             out.push_str(&body);
             out.push_str(&end);
@@ -80,13 +119,17 @@ impl Block {
 
 /// Rewrites the body of every block `block` in the file at `path` with `body`, atomically;
 /// a file with no such block is an error.
-pub fn replace_in(path: &std::path::Path, block: Block, body: &str) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|error| error.to_string())?;
+pub fn replace_in(path: &std::path::Path, block: Block, body: &str) -> Result<(), BlockError> {
+    let io = |source| BlockError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let text = std::fs::read_to_string(path).map_err(io)?;
     if block.count(&text) == 0 {
-        return Err(format!("no `{}` block", block.begin("...")));
+        return Err(BlockError::Missing(block.begin("...")));
     }
     let fresh = block.rewrite(&text, |_| Ok(body.to_owned()))?;
-    super::write_atomically(path, fresh.as_bytes()).map_err(|error| error.to_string())
+    super::write_atomically(path, fresh.as_bytes()).map_err(io)
 }
 
 #[cfg(test)]
@@ -120,6 +163,6 @@ mod tests {
     fn a_block_that_never_ends_is_an_error_naming_its_line() {
         let text = "one\n<!-- figures:begin a.md#B -->\nno end\n";
         let error = FIGURES.rewrite(text, |_| Ok(String::new())).unwrap_err();
-        assert!(error.starts_with("line 2: "), "{error}");
+        assert!(error.to_string().starts_with("line 2: "), "{error}");
     }
 }

@@ -19,7 +19,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::block::FIGURES;
+use super::block::{BlockError, FIGURES};
 use crate::Error;
 
 /// The pages whose blocks [`refresh_all`] rewrites, from the repository's root: the README
@@ -50,9 +50,9 @@ pub fn refresh_all(root: &Path, stale: &Stale) -> Result<Vec<PathBuf>, Error> {
     let mut changed = Vec::new();
     for page in pages(root) {
         let text = std::fs::read_to_string(&page).map_err(Error::read(&page))?;
-        let fresh = refresh(&text, &page, root, stale).map_err(|reason| Error::Page {
+        let fresh = refresh(&text, &page, root, stale).map_err(|source| Error::Page {
             page: page.clone(),
-            reason,
+            source,
         })?;
         if fresh != text {
             super::write_atomically(&page, fresh.as_bytes()).map_err(Error::write(&page))?;
@@ -63,20 +63,25 @@ pub fn refresh_all(root: &Path, stale: &Stale) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// `text` (the page at `page`) with each figures block rewritten from its results file.
-pub fn refresh(text: &str, page: &Path, root: &Path, stale: &Stale) -> Result<String, String> {
+pub fn refresh(text: &str, page: &Path, root: &Path, stale: &Stale) -> Result<String, BlockError> {
     let page_dir = relative_dir(page, root);
     FIGURES.rewrite(text, |spec| block(root, &page_dir, spec, stale))
 }
 
 /// The block for `spec` (`FILE#HEADING`, FILE from the repository's root), seen from a page
 /// in `page_dir`.
-fn block(root: &Path, page_dir: &Path, spec: &str, stale: &Stale) -> Result<String, String> {
+fn block(root: &Path, page_dir: &Path, spec: &str, stale: &Stale) -> Result<String, BlockError> {
     let (file, heading) = spec
         .split_once('#')
-        .ok_or_else(|| format!("`{spec}` names no section: write FILE#HEADING"))?;
-    let source = std::fs::read_to_string(root.join(file)).map_err(|e| format!("{file}: {e}"))?;
-    let body = section(&source, heading)
-        .ok_or_else(|| format!("{file} has no section headed `{heading}`"))?;
+        .ok_or_else(|| BlockError::NoSection(spec.to_owned()))?;
+    let source = std::fs::read_to_string(root.join(file)).map_err(|source| BlockError::Io {
+        path: file.to_owned(),
+        source,
+    })?;
+    let body = section(&source, heading).ok_or_else(|| BlockError::NoHeading {
+        file: file.to_owned(),
+        heading: heading.to_owned(),
+    })?;
     let source_dir = Path::new(file).parent().unwrap_or(Path::new(""));
     let link = relative_path(page_dir, Path::new(file));
     let mut out = run_line(&source, &link);
@@ -293,12 +298,14 @@ mod tests {
         assert!(
             refresh(&missing, &page, &root, &[])
                 .unwrap_err()
+                .to_string()
                 .contains("no section headed")
         );
         let open = "<!-- figures:begin results/race/RACE.md#Outcomes -->\nno end\n";
         assert!(
             refresh(open, &page, &root, &[])
                 .unwrap_err()
+                .to_string()
                 .contains("without its")
         );
         std::fs::remove_dir_all(&root).unwrap();

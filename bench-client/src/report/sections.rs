@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use super::text::reactor_threads;
-use crate::measure::environment::Environment;
-use crate::measure::session::Failure;
+use burst_meter::environment::Environment;
+use burst_meter::session::Failure;
 
 /// A report's title, the command that wrote it, and the machine it ran on.
 pub fn heading(title: &str, command: &str, environment: &Environment) -> String {

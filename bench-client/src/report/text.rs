@@ -1,9 +1,9 @@
 //! How figures and names are printed, the same in every table, finding and legend.
 
-use crate::measure::burst::Connect;
-use crate::measure::cpu::CpuUse;
-use crate::measure::kernel::TcpCounters;
-use crate::measure::stalls::StallsSeen;
+use burst_meter::burst::Connect;
+use burst_meter::cpu::CpuUse;
+use burst_meter::kernel::TcpCounters;
+use burst_meter::stalls::StallsSeen;
 
 /// A latency, or any short time, in ms for a table: one decimal, two below 1 ms (loopback
 /// pings take tens of µs); "-" for none.
@@ -128,6 +128,18 @@ fn min_max(values: &[f64]) -> Option<(f64, f64)> {
     let min = values.iter().copied().reduce(f64::min)?;
     let max = values.iter().copied().reduce(f64::max)?;
     Some((min, max))
+}
+
+/// `min / median / max` ([`burst_meter::stats::spread`]), one decimal, or `-`.
+pub fn spread(values: Option<[f64; 3]>) -> String {
+    spread_to(values, 1)
+}
+
+/// `min / median / max`, with `decimals` places, or `-`.
+pub fn spread_to(values: Option<[f64; 3]>, decimals: usize) -> String {
+    values.map_or("-".to_owned(), |[min, median, max]| {
+        format!("{min:.decimals$} / {median:.decimals$} / {max:.decimals$}")
+    })
 }
 
 /// "12" or "12–40", with `decimals` places; "-" for nothing.

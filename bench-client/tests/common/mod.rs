@@ -8,8 +8,8 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use bench_client::experiments::comparison::Report;
-use bench_client::measure::http::Endpoint;
-use bench_client::measure::target;
+use burst_meter::http::Endpoint;
+use burst_meter::target;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::Response;

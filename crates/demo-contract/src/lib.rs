@@ -34,6 +34,13 @@
 //! runtimes over io_uring (the last two through `for_local`, hyper's side of them).
 
 mod args;
+
+/// What tokio's panic says when `block_in_place` runs on `current_thread`
+/// (`runtime/scheduler/multi_thread/worker.rs`): the reason the tokio servers' 500 gives,
+/// which their tests and the bench client's claims look for.
+pub const CURRENT_THREAD_PANIC: &str =
+    "can call blocking only when running on the multi-threaded runtime";
+
 pub mod blockers;
 mod body;
 pub mod cpu;

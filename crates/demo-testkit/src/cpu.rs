@@ -7,7 +7,7 @@ use std::fmt::Debug;
 use std::sync::PoisonError;
 use std::time::Duration;
 
-use bench_client::measure::http::Reply;
+use burst_meter::http::Reply;
 use demo_contract::variant::EVENT_INTERVAL_VARIANTS;
 use demo_contract::{CpuWork, IoWork, Route, Work};
 

@@ -1,7 +1,7 @@
 //! The event record behind `GET /events` (`--events`): accepts and handlers in the order
 //! of the clock, drained by each call, and nothing without the flag.
 
-use bench_client::measure::http::{Connection, Endpoint};
+use burst_meter::http::{Connection, Endpoint};
 use demo_contract::{Event, EventsBody, What};
 use hyper::Method;
 

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bench_client::measure::burst::{self, Burst, Connect};
-use bench_client::measure::http::{Endpoint, Reply, get_once};
-use bench_client::measure::target::{REFERENCE_READY_WITHIN, ServerProcess};
+use burst_meter::burst::{self, Burst, Connect};
+use burst_meter::http::{Endpoint, Reply, get_once};
+use burst_meter::target::{REFERENCE_READY_WITHIN, ServerProcess};
 use demo_contract::{IO_URING_REFUSED, Work};
 
 /// Work routes sleep this long in the serialised check: short, so that 8 of them stay quick.

@@ -5,10 +5,10 @@
 use std::sync::PoisonError;
 use std::time::Duration;
 
-use bench_client::measure::burst::{self, Connect};
-use bench_client::measure::fixtures::Fixtures;
-use bench_client::measure::http::Endpoint;
-use bench_client::measure::stalls::{self, StallsSeen};
+use burst_meter::burst::{self, Connect};
+use burst_meter::fixtures::Fixtures;
+use burst_meter::http::Endpoint;
+use burst_meter::stalls::{self, StallsSeen};
 use demo_contract::{IoWork, Route};
 
 use crate::cpu::*;
@@ -124,7 +124,7 @@ pub(crate) fn hidden_blocker_shapes(
     // side, about as long as the longest. On a busy core the calls' lengths vary, so the sum
     // is the measure, not N × the median.
     let serial = Duration::from_secs_f64(calls.iter().sum::<f64>() / 1e3);
-    let median = bench_client::measure::stats::spread(calls).map_or(0.0, |[_, median, _]| median);
+    let median = burst_meter::stats::spread(calls).map_or(0.0, |[_, median, _]| median);
     let unit = Duration::from_secs_f64(median / 1e3);
     let floor_is = format!("0.8 × {} (its {CPU_N} calls together)", in_ms(serial));
     let wall = (bad.wall, serial.mul_f64(0.8), floor_is.as_str());
@@ -233,8 +233,7 @@ pub(crate) fn hidden_db_query(binary: &str, offloaded: Offloaded) {
     let bursts = hidden_blocker_shapes(binary, Route::HIDDEN[1], &fixtures, offloaded);
     // The median share: one query descheduled longer than the others says nothing.
     let shares = (bursts[0].work.iter()).map(|body| body.cpu_ms.unwrap_or(0.0) / body.call_ms);
-    let share =
-        bench_client::measure::stats::spread(shares.collect()).map_or(0.0, |[_, median, _]| median);
+    let share = burst_meter::stats::spread(shares.collect()).map_or(0.0, |[_, median, _]| median);
     assert!(
         share > COMPUTES,
         "the queries took little CPU, a median {share:.2} of their calls: {:?}",

@@ -7,8 +7,8 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bench_client::measure::http::{Connection, Endpoint, get_once};
-use bench_client::measure::target::ServerProcess;
+use burst_meter::http::{Connection, Endpoint, get_once};
+use burst_meter::target::ServerProcess;
 use demo_contract::variant::{self, Variant};
 use demo_contract::{CpuWork, Pong, Route, Work};
 use hyper::Method;

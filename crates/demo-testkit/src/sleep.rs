@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use bench_client::measure::burst::{self, Burst, Connect};
-use bench_client::measure::http::Endpoint;
+use burst_meter::burst::{self, Burst, Connect};
+use burst_meter::http::Endpoint;
 use demo_contract::{Pong, Work};
 
 use crate::harness::*;

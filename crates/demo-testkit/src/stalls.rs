@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use bench_client::measure::burst::{self, Connect};
-use bench_client::measure::http::Endpoint;
+use burst_meter::burst::{self, Connect};
+use burst_meter::http::Endpoint;
 
 use crate::harness::*;
 

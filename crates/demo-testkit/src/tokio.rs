@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use bench_client::experiments::tokio::claims::CURRENT_THREAD_PANIC;
-use bench_client::measure::http::Endpoint;
-use bench_client::measure::target;
+use burst_meter::http::Endpoint;
+use burst_meter::target;
+use demo_contract::CURRENT_THREAD_PANIC;
 use demo_contract::variant::{self, TOKIO_LIFO_SLOT_OFF};
 use demo_contract::{Joined, Pong, Route, Spawned};
 

@@ -26,7 +26,7 @@
 
 use std::path::PathBuf;
 
-use bench_client::measure::target::{self, REFERENCES};
+use burst_meter::target::{self, REFERENCES};
 
 /// What these checks miss where `scripts/test.sh` found no python3 with venv.
 const NO_PYTHON: &str = "no python3 with venv for the FastAPI reference app";
@@ -98,58 +98,3 @@ reference_checks!(
     events_record_accepts_and_handlers_in_order_and_drain,
     events_are_off_without_the_flag
 );
-
-/// The README's command for an app somebody else runs, `bench-client --url
-/// fastapi=URL --routes /bad,/ok-def,/ok-await`, requests `/ok-def` as `/ok-def` and judges
-/// each route by what the app did.
-#[test]
-fn an_external_fastapi_app_is_measured_at_the_paths_given() {
-    use bench_client::experiments::comparison::{self, Plan};
-    use bench_client::measure::probe::ProbeChoice;
-    use bench_client::measure::stats::Verdict;
-    use bench_client::measure::target::{ServerProcess, Target};
-    use bench_client::measure::work::WorkPath;
-
-    if skipped("an_external_fastapi_app_is_measured_at_the_paths_given") {
-        return;
-    }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let script = reference("fastapi-asyncio");
-        let server = ServerProcess::start_within(
-            "fastapi-asyncio",
-            script.as_ref(),
-            &[],
-            target::REFERENCE_READY_WITHIN,
-        )
-        .await
-        .unwrap_or_else(|error| panic!("{error}"));
-        let targets = [Target::External {
-            label: "fastapi".into(),
-            endpoint: server.endpoint().clone(),
-        }];
-        let routes = ["/bad", "/ok-def", "/ok-await"].map(|path| WorkPath::parse(path).unwrap());
-        let plan = Plan {
-            routes: routes.to_vec(),
-            concurrency: 4,
-            sleep_ms: 100,
-            probe: ProbeChoice::Closed,
-            ..Plan::default()
-        };
-        let outcome = comparison::run_plan(&targets, &plan, &mut |_| {}).await;
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        let seen: Vec<(&str, usize, Verdict)> = outcome
-            .measured
-            .iter()
-            .map(|case| (case.route.as_str(), case.ok, case.verdict))
-            .collect();
-        assert_eq!(
-            seen,
-            [
-                ("/bad", 4, Verdict::Serialised),
-                ("/ok-def", 4, Verdict::Concurrent),
-                ("/ok-await", 4, Verdict::Concurrent),
-            ]
-        );
-    });
-}

@@ -32,7 +32,7 @@ pub fn read_rows(criterion_dir: &Path) -> Result<Vec<Row>, estimates::Error> {
 /// What goes around the table.
 #[derive(Debug, Clone, Copy)]
 pub struct Report<'a> {
-    /// The machine and build, as `bench_client::measure::environment::Environment::to_markdown` lists
+    /// The machine and build, as `burst_meter::environment::Environment::to_markdown` lists
     /// them for every results file.
     pub environment: &'a str,
     /// `/proc/loadavg`'s three averages when the report was written, right after the run, if

@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
-use super::plan::{Plan, defaults};
 use crate::experiments::flags::{ServerArgs, concurrency, labelled_url, sleep_ms, threads};
-use crate::measure::burst::Connect;
-use crate::measure::fixtures::{DEFAULT_FILE_MB, FileCache};
-use crate::measure::http::Endpoint;
-use crate::measure::probe::ProbeChoice;
-use crate::measure::target::{self, Target};
-use crate::measure::work::WorkPath;
+use burst_meter::burst::Connect;
+use burst_meter::case::{Plan, defaults};
+use burst_meter::fixtures::{DEFAULT_FILE_MB, FileCache};
+use burst_meter::http::Endpoint;
+use burst_meter::probe::ProbeChoice;
+use burst_meter::target::{self, Target};
+use burst_meter::work::WorkPath;
 
 /// The comparison's arguments.
 #[derive(Debug, Clone, clap::Args)]

@@ -1,6 +1,6 @@
 //! What the pages say the detectors showed ([`crate::experiments::claims`]).
 
-use super::{DETECTORS as ALL, DetectorsReport, HeldTrial, OnOff, Verdict};
+use super::{DETECTORS as ALL, DetectorsReport, HeldTrial, OnOff, Scorecard};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
 
 const DETECTORS: &str = "results/detectors";
@@ -150,9 +150,9 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
     },
 ];
 
-/// The verdicts of the detectors named `names`, at least one of each; else the run lacks one
+/// The scorecards of the detectors named `names`, at least one of each; else the run lacks one
 /// (the FastAPI app's, without python3).
-fn of<'a>(report: &'a DetectorsReport, names: &[&str]) -> Result<Vec<&'a Verdict>, Shortfall> {
+fn of<'a>(report: &'a DetectorsReport, names: &[&str]) -> Result<Vec<&'a Scorecard>, Shortfall> {
     for name in names {
         let found = report.detected().find(|verdict| verdict.detector == *name);
         present(found, || format!("no verdict of {name}"))?;
@@ -164,7 +164,7 @@ fn of<'a>(report: &'a DetectorsReport, names: &[&str]) -> Result<Vec<&'a Verdict
 }
 
 /// A verdict's held trials with every request answered: at least one, else the run lacks them.
-fn held_trials(verdict: &Verdict) -> Result<&[HeldTrial], Shortfall> {
+fn held_trials(verdict: &Scorecard) -> Result<&[HeldTrial], Shortfall> {
     let held = &verdict.held[..];
     present((!held.is_empty()).then_some(held), || {
         format!("{}: no held trial answered", named(verdict))
@@ -173,7 +173,10 @@ fn held_trials(verdict: &Verdict) -> Result<&[HeldTrial], Shortfall> {
 
 /// The verdict of `verdict`'s stack with no detector, with cost rounds of both; else the run
 /// lacks the cost.
-fn baseline<'a>(report: &'a DetectorsReport, verdict: &Verdict) -> Result<&'a Verdict, Shortfall> {
+fn baseline<'a>(
+    report: &'a DetectorsReport,
+    verdict: &Scorecard,
+) -> Result<&'a Scorecard, Shortfall> {
     let baseline = report.baseline(&verdict.stack);
     let both = baseline.filter(|baseline| !baseline.cost.is_empty() && !verdict.cost.is_empty());
     present(both, || {
@@ -182,6 +185,6 @@ fn baseline<'a>(report: &'a DetectorsReport, verdict: &Verdict) -> Result<&'a Ve
 }
 
 /// A verdict's detector and stack.
-fn named(verdict: &Verdict) -> String {
+fn named(verdict: &Scorecard) -> String {
     format!("{} on {}", verdict.detector, verdict.stack)
 }

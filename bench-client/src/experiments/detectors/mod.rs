@@ -24,23 +24,23 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
-use crate::measure::environment::Environment;
-use crate::measure::session::{self, Event, Failure, Running};
-use crate::measure::target::{self, REFERENCES, SERVERS, Target, all_servers};
 use crate::progress::Stage;
+use burst_meter::environment::Environment;
+use burst_meter::session::{self, Event, Failure, Running};
+use burst_meter::target::{self, REFERENCES, SERVERS, Target, all_servers};
 
 mod args;
 mod claims;
 mod observe;
 mod plan;
-mod verdict;
+mod scorecard;
 pub mod views;
 
 pub use args::DetectorsArgs;
 use observe::observe;
 pub use observe::{Observation, ReportLine};
 pub use plan::{DetectorsPlan, Phase, PhaseStep};
-pub use verdict::{CostRound, HeldTrial, OnOff, Verdict, verdicts};
+pub use scorecard::{CostRound, HeldTrial, OnOff, Scorecard, scorecards};
 
 /// The detectors experiment, in [`crate::experiments::ALL`].
 #[derive(Debug, Clone, Copy)]
@@ -50,7 +50,7 @@ impl Experiment for Detectors {
     const NAME: &'static str = "detectors";
     const TITLE: &'static str = "the detectors";
     const RECORD: &'static str = "detectors.json";
-    const CLAIMS: &'static [Claim<DetectorsReport>] = claims::CLAIMS;
+    const CLAIMS: &'static [&'static [Claim<DetectorsReport>]] = &[claims::CLAIMS];
     /// The detectors measure their cost with the comparison's case, and read tokio-console
     /// through console-probe: both are their code too.
     const CODE: Code = Code {
@@ -336,20 +336,23 @@ pub struct DetectorsReport {
     pub environment: Environment,
     pub command: String,
     pub plan: DetectorsPlan,
-    pub verdicts: Vec<Verdict>,
+    #[serde(alias = "verdicts")]
+    pub scorecards: Vec<Scorecard>,
     pub observations: Vec<Observation>,
     pub failures: Vec<Failure>,
 }
 
 impl DetectorsReport {
-    /// The verdicts of the detectors, without the baselines.
-    pub fn detected(&self) -> impl Iterator<Item = &Verdict> {
-        self.verdicts.iter().filter(|v| v.detector != BASELINE.name)
+    /// The scorecards of the detectors, without the baselines.
+    pub fn detected(&self) -> impl Iterator<Item = &Scorecard> {
+        self.scorecards
+            .iter()
+            .filter(|v| v.detector != BASELINE.name)
     }
 
     /// The verdict of `stack` with no detector: the cost's baseline.
-    pub fn baseline(&self, stack: &str) -> Option<&Verdict> {
-        (self.verdicts.iter()).find(|v| v.detector == BASELINE.name && v.stack == stack)
+    pub fn baseline(&self, stack: &str) -> Option<&Scorecard> {
+        (self.scorecards.iter()).find(|v| v.detector == BASELINE.name && v.stack == stack)
     }
 }
 
@@ -376,7 +379,7 @@ pub async fn detectors(
     DetectorsReport {
         environment,
         command,
-        verdicts: verdicts(&observations),
+        scorecards: scorecards(&observations),
         plan,
         observations,
         failures,

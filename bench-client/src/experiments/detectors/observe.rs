@@ -6,10 +6,10 @@ use demo_contract::Route;
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiments::comparison;
-use crate::measure::burst::{self, Connect, ErrorCount};
-use crate::measure::session::Running;
-use crate::measure::work::WorkPath;
+use burst_meter::burst::{self, Connect, ErrorCount};
+use burst_meter::case;
+use burst_meter::session::Running;
+use burst_meter::work::WorkPath;
 
 use super::*;
 
@@ -82,7 +82,7 @@ pub(super) async fn observe(
     let reports = (lines.into_iter())
         .filter(|(_, text)| detector != BASELINE && text.contains(detector.marker))
         .map(|(at, text)| ReportLine {
-            at_ms: crate::measure::units::millis(at),
+            at_ms: burst_meter::units::millis(at),
             text: relative_paths(&text, &here),
         })
         .collect();
@@ -142,7 +142,7 @@ async fn load(running: &Running, step: &PhaseStep) -> Measured {
 /// A cost round: the comparison's case of the plan's cost, closed-loop ping and all.
 async fn cost(running: &Running, plan: &DetectorsPlan) -> Measured {
     let route = WorkPath::canonical(Route::OkAwait);
-    let case = comparison::measure(running, route, &plan.cost_plan(), None).await;
+    let case = case::measure(running, route, &plan.cost_plan(), None).await;
     let ping = case.closed_loop.as_ref();
     let ping_failed = ping.map_or(1, |ping| ping.errors);
     Measured {

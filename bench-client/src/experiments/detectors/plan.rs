@@ -6,12 +6,12 @@ use demo_contract::Route;
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiments::comparison;
-use crate::measure::burst::Connect;
-use crate::measure::probe::ProbeChoice;
-use crate::measure::session::{ServerOptions, ServerSetup, Step};
-use crate::measure::work::WorkPath;
 use crate::progress::Stage;
+use burst_meter::burst::Connect;
+use burst_meter::case;
+use burst_meter::probe::ProbeChoice;
+use burst_meter::session::{ServerOptions, ServerSetup, Step};
+use burst_meter::work::WorkPath;
 
 use super::*;
 
@@ -196,14 +196,14 @@ impl DetectorsPlan {
     }
 
     /// The comparison's plan for one cost round.
-    pub(super) fn cost_plan(&self) -> comparison::Plan {
-        comparison::Plan {
+    pub(super) fn cost_plan(&self) -> case::Plan {
+        case::Plan {
             routes: vec![WorkPath::canonical(Route::OkAwait)],
             concurrency: self.cost_concurrency,
             sleep_ms: self.sleep_ms,
             probe: ProbeChoice::Closed,
             connect: Connect::Before,
-            ..comparison::Plan::default()
+            ..case::Plan::default()
         }
     }
 }

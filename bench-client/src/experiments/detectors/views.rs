@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::Error;
-use crate::experiments::detectors::{DETECTORS, DetectorsReport, OnOff, Verdict};
+use crate::experiments::detectors::{DETECTORS, DetectorsReport, OnOff, Scorecard};
 use crate::report::View;
 use crate::report::sections::document;
 use crate::report::text::{cell, whole};
@@ -98,7 +98,7 @@ fn costs(report: &DetectorsReport) -> String {
         rounds = plan.cost_rounds,
         n = plan.cost_concurrency,
         sleep = plan.sleep_ms,
-        every = crate::experiments::comparison::defaults::PING_EVERY_MS,
+        every = burst_meter::case::defaults::PING_EVERY_MS,
     );
     for verdict in report.detected() {
         let baseline = report.baseline(&verdict.stack);
@@ -148,7 +148,7 @@ fn count(reports: Option<usize>) -> String {
     reports.map_or_else(|| "failed".to_owned(), |n| n.to_string())
 }
 
-fn first_report(verdict: &Verdict) -> String {
+fn first_report(verdict: &Scorecard) -> String {
     match verdict.first_report_spread() {
         Some([min, median, max]) => format!(
             "{} / {} / {}",
@@ -161,7 +161,7 @@ fn first_report(verdict: &Verdict) -> String {
     }
 }
 
-fn while_held(verdict: &Verdict) -> String {
+fn while_held(verdict: &Scorecard) -> String {
     if verdict.held.is_empty() {
         return "failed".to_owned();
     }

@@ -6,7 +6,7 @@ use clap::builder::RangedU64ValueParser;
 
 use super::{HealthPlan, defaults};
 use crate::experiments::flags::{ServerArgs, concurrency, sleep_ms};
-use crate::measure::work::WorkPath;
+use burst_meter::work::WorkPath;
 
 /// The health check under a block: on each Rust stack, at one reactor thread, with
 /// --stall-ms 100 and --health-port 0, each route (/bad, /ok-blocking, /ok-await) kept
@@ -74,7 +74,7 @@ impl HealthArgs {
 
 /// One of the three sleeps: the load of this experiment needs no fixture.
 fn sleep_route(path: &str) -> Result<WorkPath, String> {
-    let route = WorkPath::parse(path)?;
+    let route = WorkPath::parse(path).map_err(|error| error.to_string())?;
     match WorkPath::WORK
         .iter()
         .any(|work| work.route() == route.route())

@@ -7,7 +7,7 @@ use super::HealthReport;
 use super::tally::{BLOCKING_ROUTE, ProbeTally};
 use super::window::Probed;
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
-use crate::measure::target::SERVERS;
+use burst_meter::target::SERVERS;
 
 /// With the period of the servers' health check; and with none, forgetting a stall at once.
 const HEALTH: &str = "results/health";

@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
-use crate::measure::environment::Environment;
-use crate::measure::session::{self, Event, Failure, ServerOptions, ServerSetup, Step};
-use crate::measure::target::{SERVERS, Target};
-use crate::measure::work::WorkPath;
 use crate::progress::Stage;
+use burst_meter::environment::Environment;
+use burst_meter::session::{self, Event, Failure, ServerOptions, ServerSetup, Step};
+use burst_meter::target::{SERVERS, Target};
+use burst_meter::work::WorkPath;
 
 mod args;
 mod claims;
@@ -42,7 +42,7 @@ impl Experiment for Health {
     const NAME: &'static str = "health";
     const TITLE: &'static str = "the health check under a block";
     const RECORD: &'static str = "health.json";
-    const CLAIMS: &'static [Claim<HealthReport>] = claims::CLAIMS;
+    const CLAIMS: &'static [&'static [Claim<HealthReport>]] = &[claims::CLAIMS];
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/health"],
         drives_servers: true,
@@ -107,7 +107,7 @@ pub use window::{Answer, Check, Probed, RestCost, Window};
 
 /// The experiment's defaults.
 pub mod defaults {
-    use crate::measure::work::WorkPath;
+    use burst_meter::work::WorkPath;
 
     pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
     /// The comparison's ten requests at once, each sleeping half its 500 ms: still over the
@@ -129,7 +129,7 @@ pub mod defaults {
     /// same point of one); the next window's, half a sleep later.
     pub const FIRST_PROBE_MS: u64 = 50;
     /// Kubernetes' default probe timeout.
-    pub const PROBE_TIMEOUT_MS: u64 = crate::measure::probe::PROBE_TIMEOUT_MS as u64;
+    pub const PROBE_TIMEOUT_MS: u64 = burst_meter::probe::PROBE_TIMEOUT_MS as u64;
     /// The cost at rest: sequential keep-alive requests on each endpoint, after a warm-up.
     pub const REST_REQUESTS: usize = 200;
     pub const REST_WARM_UP: usize = 20;

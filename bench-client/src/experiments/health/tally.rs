@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Answer, Check, Probed, RestCost};
-use crate::measure::stats::{counted, grouped, percentile};
+use burst_meter::stats::{counted, grouped, percentile};
 
 /// The route whose handler holds its reactor thread: a 503 under any other load is false.
 pub const BLOCKING_ROUTE: &str = "/bad";

@@ -14,11 +14,11 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 
 use super::HealthPlan;
-use crate::measure::burst::REQUEST_TIMEOUT;
-use crate::measure::http::{Connection, Endpoint, HttpError, get_once};
-use crate::measure::session::Running;
-use crate::measure::units::millis;
-use crate::measure::work::WorkPath;
+use burst_meter::burst::REQUEST_TIMEOUT;
+use burst_meter::http::{Connection, Endpoint, HttpError, get_once};
+use burst_meter::session::Running;
+use burst_meter::units::millis;
+use burst_meter::work::WorkPath;
 
 /// Which endpoint a probe asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

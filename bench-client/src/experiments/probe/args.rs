@@ -7,8 +7,8 @@ use clap::builder::RangedU64ValueParser;
 use serde::{Deserialize, Serialize};
 
 use super::defaults;
-use crate::measure::http::Endpoint;
-use crate::measure::target::Folders;
+use burst_meter::http::Endpoint;
+use burst_meter::target::Folders;
 
 /// Points the probe at your server: for each --route, requests alone, one after another (for
 /// their median), then --concurrency at once while the health check is sent every --every-ms,

@@ -3,7 +3,7 @@
 use super::ProbeReport;
 use super::subjects::{ALL_ROUTES_ON, AsExpected, own_check};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
-use crate::measure::target::Folders;
+use burst_meter::target::Folders;
 
 const PROBE: &str = "results/probe";
 

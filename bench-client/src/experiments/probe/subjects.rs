@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::args::Call;
 use super::verdict::{Finding, Verdict};
-use crate::measure::http::Endpoint;
-use crate::measure::target::{Folders, Launcher, SERVERS, Target};
-use crate::measure::work::WorkPath;
+use burst_meter::http::Endpoint;
+use burst_meter::target::{Folders, Launcher, SERVERS, Target};
+use burst_meter::work::WorkPath;
 
 /// What a route of the probe's own check must get: the verdict, and whether the health check
 /// waits on it.

@@ -22,7 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::RouteProbe;
-use crate::measure::stats::{percentile, spread};
+use burst_meter::stats::{percentile, spread};
 
 /// A request answered within this many times one request's time alone was in the first wave.
 pub const FIRST_WAVE: f64 = 1.5;
@@ -47,28 +47,8 @@ pub const LATE_FACTOR: f64 = 5.0;
 /// above what two busy cores add to any answer.
 pub const HELD_AT_LEAST_MS: f64 = 10.0;
 
-/// What the probe concludes of one route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Serialises,
-    Bounded,
-    Concurrent,
-    Inconclusive,
-    Failed,
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Verdict::Serialises => "serialises",
-            Verdict::Bounded => "bounded",
-            Verdict::Concurrent => "concurrent",
-            Verdict::Inconclusive => "inconclusive",
-            Verdict::Failed => "failed",
-        })
-    }
-}
+/// What the probe concludes of one route: the one route verdict of every experiment.
+pub use burst_meter::stats::Verdict;
 
 /// A route's verdict with the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,9 +78,8 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// The finding of `probe`.
-    pub fn of(probe: &RouteProbe) -> Finding {
-        let (n, every_ms) = (probe.n, probe.every_ms);
+    /// The figures of `probe`, before any verdict: failed until judged.
+    fn figures(probe: &RouteProbe) -> Finding {
         let alone_ms = spread(probe.alone_ms.clone()).map(|[_, median, _]| median);
         let wall_ms = spread(probe.trials.iter().map(|t| t.wall_ms).collect()).map(|s| s[1]);
         let p50_p99 = |values: Vec<f64>| {
@@ -120,7 +99,7 @@ impl Finding {
             .trials
             .iter()
             .flat_map(|t| t.health_lag_ms.iter().copied());
-        let mut finding = Finding {
+        Finding {
             verdict: Verdict::Failed,
             why: None,
             at_once: None,
@@ -132,7 +111,14 @@ impl Finding {
             health_during_ms: p50_p99(during.collect()),
             health_failed: probe.trials.iter().map(|t| t.health_failed).sum(),
             probe_late_ms: late.reduce(f64::max),
-        };
+        }
+    }
+
+    /// The finding of `probe`.
+    pub fn of(probe: &RouteProbe) -> Finding {
+        let (n, every_ms) = (probe.n, probe.every_ms);
+        let mut finding = Finding::figures(probe);
+        let (alone_ms, wall_ms) = (finding.alone_ms, finding.wall_ms);
         if let Some(error) = &probe.error {
             finding.why = Some(error.clone());
             return finding;
@@ -152,15 +138,7 @@ impl Finding {
             .collect();
         if rounds.contains(&1) && rounds.contains(&n) {
             finding.verdict = Verdict::Inconclusive;
-            finding.why = Some(format!(
-                "the rounds disagree: {} at a time; run more --trials, or give each request \
-                 longer work",
-                rounds
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            finding.why = Some(disagree(&rounds));
             return finding;
         }
         let at_once = spread(rounds.iter().map(|&k| k as f64).collect())
@@ -250,6 +228,15 @@ pub fn at_once(done_ms: &[f64], wall_ms: f64, alone_ms: f64, n: usize) -> usize 
         .count();
     let shared = (n as f64 * one / wall_ms - PARTIAL_WAVE).ceil().max(0.0) as usize;
     first_wave.max(shared).clamp(1, n)
+}
+
+/// Why rounds that found both one and N at a time cannot be told apart.
+fn disagree(rounds: &[usize]) -> String {
+    let each: Vec<String> = rounds.iter().map(usize::to_string).collect();
+    format!(
+        "the rounds disagree: {} at a time; run more --trials, or give each request longer work",
+        each.join(", ")
+    )
 }
 
 #[cfg(test)]

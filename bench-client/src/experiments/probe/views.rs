@@ -8,12 +8,12 @@ use serde::Serialize;
 use super::subjects::{ALL_ROUTES_ON, AsExpected, Expected};
 use super::verdict::Finding;
 use super::{ProbeReport, RouteProbe, Trial};
-use crate::measure::environment::Environment;
-use crate::measure::kernel::TcpCounters;
 use crate::report::View;
 use crate::report::files;
 use crate::report::sections::document;
 use crate::report::text::{cell, kernel_note, latency, whole};
+use burst_meter::environment::Environment;
+use burst_meter::kernel::TcpCounters;
 
 /// The probe's views.
 pub fn views(report: &ProbeReport) -> Vec<View> {

@@ -7,7 +7,7 @@ use clap::builder::RangedU64ValueParser;
 use super::arrival::{self, ArrivalPlan, PingAt};
 use super::{RacePlan, defaults, ping_every_ms};
 use crate::experiments::flags::{ServerArgs, concurrency, sleep_ms, threads};
-use crate::measure::burst::Connect;
+use burst_meter::burst::Connect;
 
 /// The health check's race: the /bad case repeated --trials times per server and connect
 /// mode, each trial on fresh connections, counting in how many the original's pinger got

@@ -21,21 +21,22 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::experiments::claims::Claim;
-use crate::experiments::comparison::{self, Case, HEAD_START, Plan};
 use crate::experiments::{Code, Experiment, JobRun, job_run};
-use crate::measure::burst::{Connect, ErrorCount};
-use crate::measure::environment::Environment;
-use crate::measure::probe::ProbeChoice;
-use crate::measure::session::{self, Event, Failure, Running, Step};
-use crate::measure::stats::{grouped, spread};
-use crate::measure::target::{self, Target, all_servers};
-use crate::measure::work::WorkPath;
 use crate::progress::Stage;
 use arrival::{ArrivalPlan, ArrivalTally, ArrivalTrial};
+use burst_meter::burst::Connect;
+use burst_meter::case::{self, HEAD_START, Plan};
+use burst_meter::environment::Environment;
+use burst_meter::probe::ProbeChoice;
+use burst_meter::session::{self, Event, Failure, Running, Step};
+use burst_meter::target::{self, Target, all_servers};
+use burst_meter::work::WorkPath;
+pub use trial::{GotIn, INTERLEAVED_BELOW, Tally, Trial, WAITED_FOR_ALL_SHARE, tally};
 
 mod args;
 pub mod arrival;
 mod claims;
+mod trial;
 mod variants;
 pub mod views;
 
@@ -58,7 +59,7 @@ impl Experiment for Race {
     const NAME: &'static str = "race";
     const TITLE: &'static str = "the race";
     const RECORD: &'static str = "race.json";
-    const CLAIMS: &'static [Claim<RaceReport>] = claims::CLAIMS;
+    const CLAIMS: &'static [&'static [Claim<RaceReport>]] = claims::GROUPS;
     /// The race measures with the comparison's case: its folder is the race's code too.
     const CODE: Code = Code {
         own: &[
@@ -189,13 +190,13 @@ pub mod defaults {
 /// first sleep; pausing two sleeps, it would come back into the third, wait for only seven of
 /// ten, and read as having got in.
 pub fn ping_every_ms(sleep_ms: u64) -> u64 {
-    sleep_ms.min(comparison::defaults::PING_EVERY_MS)
+    sleep_ms.min(case::defaults::PING_EVERY_MS)
 }
 
 /// The route the race repeats.
 const BAD: WorkPath = WorkPath::canonical(Route::Bad);
 
-pub use crate::measure::probe::PROBE_TIMEOUT_MS;
+pub use burst_meter::probe::PROBE_TIMEOUT_MS;
 
 /// What to repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -305,93 +306,6 @@ impl Step for TrialStep {
     }
 }
 
-/// A closed loop whose slowest wait was under this many sleeps got in between every sleep.
-pub const INTERLEAVED_BELOW: f64 = 1.5;
-
-/// One whose slowest wait was over this share of the other N − 1 sleeps waited for them all.
-pub const WAITED_FOR_ALL_SHARE: f64 = 0.8;
-
-/// How a trial's closed-loop ping fared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GotIn {
-    /// Got in between every sleep: its slowest wait under 1.5 sleeps.
-    Interleaved,
-    /// Got in somewhere, not between every sleep.
-    Partly,
-    /// Waited behind every queued request: its slowest wait over 0.8 × (N − 1) sleeps.
-    WaitedForAll,
-    /// A burst request or a closed-loop ping failed: no verdict.
-    Failed,
-}
-
-impl GotIn {
-    /// The outcome of a closed loop whose slowest wait was `slowest_ms`, in a burst of `n`
-    /// sleeps of `sleep_ms`.
-    pub fn of(slowest_ms: f64, sleep_ms: u64, n: usize) -> GotIn {
-        let sleeps = slowest_ms / sleep_ms as f64;
-        if sleeps < INTERLEAVED_BELOW {
-            GotIn::Interleaved
-        } else if sleeps > WAITED_FOR_ALL_SHARE * n.saturating_sub(1) as f64 {
-            GotIn::WaitedForAll
-        } else {
-            GotIn::Partly
-        }
-    }
-}
-
-/// One trial, as recorded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Trial {
-    pub target: String,
-    pub connect: Connect,
-    pub index: usize,
-    pub outcome: GotIn,
-    /// The closed loop's slowest answered ping, in sleeps.
-    pub slowest_sleeps: Option<f64>,
-    /// Open-loop pings scheduled, and those over [`PROBE_TIMEOUT_MS`] or failed.
-    pub open_scheduled: usize,
-    pub open_over_timeout: usize,
-    /// Why open-loop pings failed, each reason with its count.
-    pub open_errors: Vec<ErrorCount>,
-}
-
-impl Trial {
-    /// The trial that `case` was.
-    pub fn from_case(case: &Case, connect: Connect, index: usize) -> Trial {
-        let closed = case.closed_loop.as_ref();
-        let slowest_ms = closed.and_then(|ping| ping.max_ms);
-        let failed = case.err > 0 || closed.is_none_or(|ping| ping.errors > 0);
-        let outcome = match slowest_ms {
-            Some(ms) if !failed => GotIn::of(ms, case.sleep_ms, case.n),
-            _ => GotIn::Failed,
-        };
-        let open = case.open_loop.as_ref();
-        let over = |ms: &&f64| **ms > PROBE_TIMEOUT_MS;
-        Trial {
-            target: case.target.clone(),
-            connect,
-            index,
-            outcome,
-            slowest_sleeps: slowest_ms.map(|ms| ms / case.sleep_ms as f64),
-            open_scheduled: open.map_or(0, |open| open.scheduled),
-            open_over_timeout: open.map_or(0, |open| {
-                open.raw_ms.iter().filter(over).count() + open.errors
-            }),
-            open_errors: ErrorCount::count_all(
-                (open.iter().flat_map(|open| &open.error_reasons))
-                    .map(|reason| without_time(reason)),
-            ),
-        }
-    }
-}
-
-/// `reason` without the time it came after (` after 2488 ms`), so that failures for one
-/// reason count as one.
-fn without_time(reason: &str) -> String {
-    reason.split(" after ").next().unwrap_or(reason).to_owned()
-}
-
 /// Everything one race produced: `race.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RaceReport {
@@ -463,7 +377,7 @@ pub async fn run(
     for &connect in &plan.connects {
         let case_plan = plan.case_plan(connect);
         let measure = async |running: &Running, step: &TrialStep| {
-            let case = comparison::measure(running, BAD, &case_plan, None).await;
+            let case = case::measure(running, BAD, &case_plan, None).await;
             Trial::from_case(&case, connect, step.index)
         };
         let steps = plan.steps(connect);
@@ -472,104 +386,4 @@ pub async fn run(
         outcome.failures.extend(ran.failures);
     }
     outcome
-}
-
-/// The trials of one target in one connect mode, counted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Tally {
-    pub target: String,
-    pub connect: Connect,
-    pub trials: usize,
-    pub interleaved: usize,
-    pub partly: usize,
-    pub waited_for_all: usize,
-    pub failed: usize,
-    /// The slowest wait, in sleeps, over the trials with a verdict: min, median, max.
-    pub slowest_sleeps: Option<[f64; 3]>,
-    /// Open-loop pings over 1 s (or failed), of all scheduled, over every trial.
-    pub open_over_timeout: usize,
-    pub open_scheduled: usize,
-    /// Why open-loop pings failed, over every trial.
-    pub open_errors: Vec<ErrorCount>,
-}
-
-/// Each (target, connect mode)'s trials counted, in the order first measured.
-pub fn tally(trials: &[Trial]) -> Vec<Tally> {
-    let groups = grouped(trials, |trial| (trial.target.as_str(), trial.connect));
-    (groups.into_iter())
-        .map(|((target, connect), mine)| tally_of(target, connect, &mine))
-        .collect()
-}
-
-fn tally_of(target: &str, connect: Connect, trials: &[&Trial]) -> Tally {
-    let count = |outcome: GotIn| trials.iter().filter(|t| t.outcome == outcome).count();
-    let sleeps: Vec<f64> = (trials.iter())
-        .filter(|t| t.outcome != GotIn::Failed)
-        .filter_map(|t| t.slowest_sleeps)
-        .collect();
-    let errors = (trials.iter()).flat_map(|t| {
-        (t.open_errors.iter()).flat_map(|e| std::iter::repeat_n(e.reason.clone(), e.count))
-    });
-    Tally {
-        target: target.to_owned(),
-        connect,
-        trials: trials.len(),
-        interleaved: count(GotIn::Interleaved),
-        partly: count(GotIn::Partly),
-        waited_for_all: count(GotIn::WaitedForAll),
-        failed: count(GotIn::Failed),
-        slowest_sleeps: spread(sleeps),
-        open_over_timeout: trials.iter().map(|t| t.open_over_timeout).sum(),
-        open_scheduled: trials.iter().map(|t| t.open_scheduled).sum(),
-        open_errors: ErrorCount::count_all(errors),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_slowest_wait_decides_the_outcome() {
-        assert_eq!(GotIn::of(140.0, 100, 10), GotIn::Interleaved);
-        assert_eq!(GotIn::of(160.0, 100, 10), GotIn::Partly);
-        assert_eq!(GotIn::of(720.0, 100, 10), GotIn::Partly);
-        assert_eq!(GotIn::of(730.0, 100, 10), GotIn::WaitedForAll);
-        assert_eq!(GotIn::of(990.0, 100, 10), GotIn::WaitedForAll);
-    }
-
-    #[test]
-    fn a_tally_counts_each_outcome_and_spreads_the_slowest_waits() {
-        let trial = |outcome, sleeps| Trial {
-            target: "t".into(),
-            connect: Connect::During,
-            index: 0,
-            outcome,
-            slowest_sleeps: Some(sleeps),
-            open_scheduled: 10,
-            open_over_timeout: 2,
-            open_errors: vec![ErrorCount {
-                reason: "status 408".to_owned(),
-                count: 1,
-            }],
-        };
-        let trials = [
-            trial(GotIn::Interleaved, 1.1),
-            trial(GotIn::WaitedForAll, 9.9),
-            trial(GotIn::WaitedForAll, 9.8),
-            trial(GotIn::Failed, 0.0),
-        ];
-        let tally = &tally(&trials)[0];
-        let counts = (
-            tally.interleaved,
-            tally.partly,
-            tally.waited_for_all,
-            tally.failed,
-        );
-        assert_eq!(counts, (1, 0, 2, 1));
-        assert_eq!(tally.slowest_sleeps, Some([1.1, 9.8, 9.9]));
-        assert_eq!((tally.open_over_timeout, tally.open_scheduled), (8, 40));
-        let reasons = ErrorCount::count_all(vec!["status 408".to_owned(); 4]);
-        assert_eq!(tally.open_errors, reasons);
-    }
 }

@@ -8,8 +8,8 @@ use demo_contract::variant::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::measure::burst::Connect;
-use crate::measure::target::Target;
+use burst_meter::burst::Connect;
+use burst_meter::target::Target;
 
 use super::{RacePlan, Tally, Trial, defaults, tally};
 

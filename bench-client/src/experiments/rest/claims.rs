@@ -4,7 +4,7 @@ use demo_contract::variant::{SMOL_EXECUTOR_ON_MAIN, TOKIO_REACTOR_ON_WORKER};
 
 use super::{RestPoint, RestReport};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
-use crate::measure::target::SERVERS;
+use burst_meter::target::SERVERS;
 
 const REST: &str = "results/rest";
 

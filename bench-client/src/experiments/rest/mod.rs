@@ -33,16 +33,16 @@ pub use switches::{switches_in, thread_switches};
 use crate::Error;
 use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
-use crate::measure::environment::Environment;
-use crate::measure::probe::{HealthCheck, ProbeRecords, closed, open};
-use crate::measure::session::{
+use crate::progress::Stage;
+use burst_meter::environment::Environment;
+use burst_meter::probe::{HealthCheck, ProbeRecords, closed, open};
+use burst_meter::session::{
     self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions,
     ServerSetup, Step,
 };
-use crate::measure::stats::{OpenLoopStats, PingStats};
-use crate::measure::target::{self, Target};
-use crate::measure::work::WorkPath;
-use crate::progress::Stage;
+use burst_meter::stats::{OpenLoopStats, PingStats};
+use burst_meter::target::{self, Target};
+use burst_meter::work::WorkPath;
 use switches::switches_by_name;
 
 /// At rest, in [`crate::experiments::ALL`].
@@ -53,7 +53,7 @@ impl Experiment for Rest {
     const NAME: &'static str = "rest";
     const TITLE: &'static str = "at rest";
     const RECORD: &'static str = "rest.json";
-    const CLAIMS: &'static [Claim<RestReport>] = claims::CLAIMS;
+    const CLAIMS: &'static [&'static [Claim<RestReport>]] = &[claims::CLAIMS];
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/rest"],
         drives_servers: true,
@@ -345,9 +345,9 @@ impl RestPoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::cpu::CpuUse;
-    use crate::measure::kernel::TcpCounters;
-    use crate::measure::probe::ProbeRecord;
+    use burst_meter::cpu::CpuUse;
+    use burst_meter::kernel::TcpCounters;
+    use burst_meter::probe::ProbeRecord;
 
     fn sample(target: &str, pause_ms: u64, latencies_ms: Vec<f64>, main: u64) -> RestSample {
         RestSample {

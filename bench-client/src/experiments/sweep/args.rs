@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use super::{SweepPlan, defaults};
 use crate::experiments::flags::{ServerArgs, concurrency, sleep_ms, threads};
-use crate::measure::burst::Connect;
-use crate::measure::work::WorkPath;
+use burst_meter::burst::Connect;
+use burst_meter::work::WorkPath;
 
 /// The concurrency sweep: each work route at each N on each server (no pinger), with a
 /// table and an SVG plot (wall time against N, log axes) per route

@@ -2,7 +2,7 @@
 
 use super::{Point, SweepReport};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
-use crate::measure::target::SERVERS;
+use burst_meter::target::SERVERS;
 
 /// The concurrency sweep, and the bounded pools' staircase.
 const SWEEP: &str = "results/sweep";

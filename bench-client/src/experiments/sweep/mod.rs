@@ -12,20 +12,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::experiments::claims::Claim;
-use crate::experiments::{Code, Experiment, JobRun, SHORT_SLEEP_MS, job_run};
-use crate::measure::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
-use crate::measure::environment::Environment;
-use crate::measure::session::{
+use crate::experiments::{Code, Experiment, JobRun};
+use crate::progress::Stage;
+use burst_meter::burst::{self, Connect, ErrorCount, REQUEST_TIMEOUT};
+use burst_meter::environment::Environment;
+use burst_meter::session::{
     self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, ServerOptions,
     ServerSetup, Step,
 };
-use crate::measure::stats::{RequestTimes, evenly_spaced};
-use crate::measure::target::{SERVERS, Target};
-use crate::measure::work::WorkPath;
-use crate::progress::Stage;
+use burst_meter::stats::{RequestTimes, evenly_spaced};
+use burst_meter::target::{SERVERS, Target};
+use burst_meter::work::WorkPath;
 
 mod args;
 mod claims;
+mod job;
 pub mod views;
 
 pub use args::SweepArgs;
@@ -38,13 +39,13 @@ impl Experiment for Sweep {
     const NAME: &'static str = "sweep";
     const TITLE: &'static str = "the sweep";
     const RECORD: &'static str = "sweep.json";
-    const CLAIMS: &'static [Claim<SweepReport>] = claims::CLAIMS;
+    const CLAIMS: &'static [&'static [Claim<SweepReport>]] = &[claims::CLAIMS];
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/sweep"],
         drives_servers: true,
         reads_servers: false,
     };
-    const JOB: &'static [JobRun] = &JOB;
+    const JOB: &'static [JobRun] = &job::JOB;
 
     type Args = SweepArgs;
     type Plan = (SweepPlan, Vec<Target>);
@@ -82,72 +83,10 @@ impl Experiment for Sweep {
     }
 }
 
-/// The sweep's runs in the main job.
-const JOB: [JobRun; 5] = [
-    job_run("the sweep (results/sweep/)", &["--out", "results/sweep"]),
-    job_run(
-        "the pools at scale (results/scale/)",
-        &[
-            "--routes",
-            "/ok-blocking,/ok-await",
-            "-n",
-            "1000,10000",
-            "--sleep-ms",
-            SHORT_SLEEP_MS,
-            "--out",
-            "results/scale",
-        ],
-    ),
-    job_run(
-        "the pool staircase (results/staircase/)",
-        &[
-            "--servers",
-            "all",
-            "--blocking-threads",
-            "40",
-            "--sleep-ms",
-            "100",
-            "--routes",
-            "/ok-def,/ok-await",
-            "-n",
-            "10,20,40,41,80,81,120,160,200",
-            "--out",
-            "results/staircase",
-        ],
-    ),
-    job_run(
-        "the detector on, N = 1,000 (results/detector-on/n1000/)",
-        &DETECTOR_ON_AT_SCALE,
-    ),
-    job_run(
-        "the detector off, N = 1,000 (results/detector-off/n1000/)",
-        &DETECTOR_OFF_AT_SCALE,
-    ),
-];
-
-const DETECTOR_ON_AT_SCALE: [&str; 10] = detector_at_scale("100", "results/detector-on/n1000");
-const DETECTOR_OFF_AT_SCALE: [&str; 10] = detector_at_scale("0", "results/detector-off/n1000");
-
-/// The stall detector's cost at N = 1,000 × 500 ms.
-const fn detector_at_scale(stall_ms: &'static str, out: &'static str) -> [&'static str; 10] {
-    [
-        "--routes",
-        "/ok-await",
-        "-n",
-        "1000",
-        "--sleep-ms",
-        "500",
-        "--stall-ms",
-        stall_ms,
-        "--out",
-        out,
-    ]
-}
-
 /// The sweep's defaults: the plan and the command line read them from here.
 pub mod defaults {
-    use crate::measure::burst::Connect;
-    use crate::measure::work::WorkPath;
+    use burst_meter::burst::Connect;
+    use burst_meter::work::WorkPath;
 
     pub const ROUTES: [WorkPath; 3] = WorkPath::WORK;
     pub const CONCURRENCY: [usize; 5] = [1, 10, 100, 1_000, 10_000];

@@ -2,14 +2,11 @@
 
 use super::tally::{self, JoinTally, SpawnTally};
 use super::{SERVERS, TokioReport};
+use demo_contract::CURRENT_THREAD_PANIC;
+
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
 
 const TOKIO: &str = "results/tokio";
-
-/// What tokio's panic says when `block_in_place` runs on `current_thread`
-/// (`runtime/scheduler/multi_thread/worker.rs`): the reason the tokio servers' 500 gives.
-pub const CURRENT_THREAD_PANIC: &str =
-    "can call blocking only when running on the multi-threaded runtime";
 
 pub const CLAIMS: &[Claim<TokioReport>] = &[
     Claim {

@@ -22,15 +22,15 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
-use crate::measure::burst::REQUEST_TIMEOUT;
-use crate::measure::environment::Environment;
-use crate::measure::http::{Reply, get_once};
-use crate::measure::session::{
+use crate::progress::Stage;
+use burst_meter::burst::REQUEST_TIMEOUT;
+use burst_meter::environment::Environment;
+use burst_meter::http::{HttpError, Reply, get_once};
+use burst_meter::session::{
     self, Event, Failure, PAUSE, Running, ServerOptions, ServerSetup, Step,
 };
-use crate::measure::target::{self, Launcher, Target};
-use crate::measure::work::WorkPath;
-use crate::progress::Stage;
+use burst_meter::target::{self, Launcher, Target};
+use burst_meter::work::WorkPath;
 
 mod args;
 pub mod claims;
@@ -47,7 +47,7 @@ impl Experiment for Tokio {
     const NAME: &'static str = "tokio";
     const TITLE: &'static str = "tokio's own answers";
     const RECORD: &'static str = "tokio.json";
-    const CLAIMS: &'static [Claim<TokioReport>] = claims::CLAIMS;
+    const CLAIMS: &'static [&'static [Claim<TokioReport>]] = &[claims::CLAIMS];
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/tokio"],
         drives_servers: true,
@@ -197,7 +197,11 @@ impl TokioPlan {
     }
 }
 
-impl Step for (TokioStep, &TokioPlan) {
+/// One step of the plan, with the plan it reads its trials from.
+#[derive(Debug, Clone, Copy)]
+pub struct TokioCase<'p>(TokioStep, &'p TokioPlan);
+
+impl Step for TokioCase<'_> {
     fn route(&self) -> WorkPath {
         WorkPath::canonical(match self.0 {
             TokioStep::CurrentThread => Route::OkBlockInPlace,
@@ -311,12 +315,13 @@ pub async fn tokio_answers(
         ..ServerSetup::default()
     };
     for (step, schedule) in plan.schedules(targets) {
-        let measure = async |running: &Running, step: &(TokioStep, &TokioPlan)| {
+        let measure = async |running: &Running, step: &TokioCase<'_>| {
             measure(running, step.0, step.1)
                 .await
                 .unwrap_or_else(Measured::Failed)
         };
-        let outcome = session::run_each(&schedule, &setup, &[(step, &plan)], on, measure).await;
+        let outcome =
+            session::run_each(&schedule, &setup, &[TokioCase(step, &plan)], on, measure).await;
         report.failures.extend(outcome.failures);
         for measured in outcome.measured {
             match measured {
@@ -336,75 +341,82 @@ async fn measure(
     step: TokioStep,
     plan: &TokioPlan,
 ) -> Result<Measured, Failure> {
-    let target = running.label.clone();
-    let workers = running.threads;
-    let failed = |route: Route, reason: String| {
-        Failure::new(&target, workers, Some(WorkPath::canonical(route)), reason)
-    };
     match step {
-        TokioStep::CurrentThread => {
-            let mut refusals = Vec::new();
-            for route in [Route::OkBlockInPlace, Route::JoinBlockInPlace] {
-                let reply = request(running, route, 1)
-                    .await
-                    .map_err(|e| failed(route, e))?;
-                let body: serde_json::Value = reply.json().unwrap_or_default();
-                let error = body["error"].as_str().map(str::to_owned);
-                refusals.push(Refusal {
-                    target: target.clone(),
-                    route: route.path().to_owned(),
-                    status: reply.status,
-                    error: error.unwrap_or_else(|| String::from_utf8_lossy(&reply.body).into()),
-                });
-            }
-            Ok(Measured::Refusals(refusals))
-        }
-        TokioStep::Join => {
-            let mut joins = Vec::new();
-            for route in [Route::JoinBlockInPlace, Route::JoinSpawnBlocking] {
-                for _ in 0..plan.trials {
-                    let joined: Joined = answer(running, route, plan.sleep_ms)
-                        .await
-                        .map_err(|e| failed(route, e))?;
-                    joins.push(JoinTrial {
-                        target: target.clone(),
-                        workers,
-                        route: route.path().to_owned(),
-                        slept_ms: joined.work.slept_ms,
-                        timer_due_ms: joined.timer_due_ms,
-                        timer_fired_ms: joined.timer_fired_ms,
-                    });
-                }
-            }
-            Ok(Measured::Joins(joins))
-        }
-        TokioStep::Spawn => {
-            let route = Route::BadAfterSpawn;
-            let mut spawns = Vec::new();
-            for _ in 0..plan.trials {
-                let spawned: Spawned = answer(running, route, plan.sleep_ms)
-                    .await
-                    .map_err(|e| failed(route, e))?;
-                spawns.push(SpawnTrial {
-                    target: target.clone(),
-                    lifo_slot: target != TOKIO_LIFO_SLOT_OFF.label,
-                    workers,
-                    slept_ms: spawned.work.slept_ms,
-                    spawned_ran_ms: spawned.spawned_ran_ms,
-                    same_thread: spawned.spawned_thread_id == spawned.work.thread_id,
-                });
-            }
-            Ok(Measured::Spawns(spawns))
-        }
+        TokioStep::CurrentThread => refusals(running).await.map(Measured::Refusals),
+        TokioStep::Join => joins(running, plan).await.map(Measured::Joins),
+        TokioStep::Spawn => spawns(running, plan).await.map(Measured::Spawns),
     }
 }
 
+/// Why `route` of `running` could not be measured.
+fn failed(running: &Running, route: Route, reason: String) -> Failure {
+    let route = Some(WorkPath::canonical(route));
+    Failure::new(&running.label, running.threads, route, reason)
+}
+
+/// `block_in_place` on `current_thread`: each route's answer, a 500 with tokio's panic.
+async fn refusals(running: &Running) -> Result<Vec<Refusal>, Failure> {
+    let mut refusals = Vec::new();
+    for route in [Route::OkBlockInPlace, Route::JoinBlockInPlace] {
+        let reply = (request(running, route, 1).await)
+            .map_err(|e| failed(running, route, e.to_string()))?;
+        let body: serde_json::Value = reply.json().unwrap_or_default();
+        let error = body["error"].as_str().map(str::to_owned);
+        refusals.push(Refusal {
+            target: running.label.clone(),
+            route: route.path().to_owned(),
+            status: reply.status,
+            error: error.unwrap_or_else(|| String::from_utf8_lossy(&reply.body).into()),
+        });
+    }
+    Ok(refusals)
+}
+
+/// A timer joined beside `block_in_place`, and beside `spawn_blocking`, `plan.trials` each.
+async fn joins(running: &Running, plan: &TokioPlan) -> Result<Vec<JoinTrial>, Failure> {
+    let mut joins = Vec::new();
+    for route in [Route::JoinBlockInPlace, Route::JoinSpawnBlocking] {
+        for _ in 0..plan.trials {
+            let joined: Joined = (answer(running, route, plan.sleep_ms).await)
+                .map_err(|e| failed(running, route, e.to_string()))?;
+            joins.push(JoinTrial {
+                target: running.label.clone(),
+                workers: running.threads,
+                route: route.path().to_owned(),
+                slept_ms: joined.work.slept_ms,
+                timer_due_ms: joined.timer_due_ms,
+                timer_fired_ms: joined.timer_fired_ms,
+            });
+        }
+    }
+    Ok(joins)
+}
+
+/// A task spawned before a block: where and when it ran, `plan.trials` times.
+async fn spawns(running: &Running, plan: &TokioPlan) -> Result<Vec<SpawnTrial>, Failure> {
+    let (route, target) = (Route::BadAfterSpawn, &running.label);
+    let mut spawns = Vec::new();
+    for _ in 0..plan.trials {
+        let spawned: Spawned = (answer(running, route, plan.sleep_ms).await)
+            .map_err(|e| failed(running, route, e.to_string()))?;
+        spawns.push(SpawnTrial {
+            target: target.clone(),
+            lifo_slot: *target != TOKIO_LIFO_SLOT_OFF.label,
+            workers: running.threads,
+            slept_ms: spawned.work.slept_ms,
+            spawned_ran_ms: spawned.spawned_ran_ms,
+            same_thread: spawned.spawned_thread_id == spawned.work.thread_id,
+        });
+    }
+    Ok(spawns)
+}
+
 /// One request of `route` sleeping `ms`, on a connection of its own, then [`GAP`].
-async fn request(running: &Running, route: Route, ms: u64) -> Result<Reply, String> {
+async fn request(running: &Running, route: Route, ms: u64) -> Result<Reply, Unanswered> {
     let path = format!("{route}?ms={ms}");
     let reply = get_once(&running.endpoint, &path, REQUEST_TIMEOUT).await;
     tokio::time::sleep(GAP).await;
-    reply.map_err(|error| format!("{path}: {error}"))
+    reply.map_err(|source| Unanswered::Failed { path, source })
 }
 
 /// The body of one request of `route` sleeping `ms`: a 200 with the route's body, or why not.
@@ -412,13 +424,31 @@ async fn answer<T: serde::de::DeserializeOwned>(
     running: &Running,
     route: Route,
     ms: u64,
-) -> Result<T, String> {
+) -> Result<T, Unanswered> {
     let reply = request(running, route, ms).await?;
     match (reply.status, reply.json::<T>()) {
         (200, Some(body)) => Ok(body),
-        (status, _) => Err(format!(
-            "{route}: {status} {}",
-            String::from_utf8_lossy(&reply.body)
-        )),
+        (status, _) => Err(Unanswered::NotTheBody {
+            route,
+            status,
+            body: String::from_utf8_lossy(&reply.body).into(),
+        }),
     }
+}
+
+/// Why a request of tokio's own answers got no body to read.
+#[derive(Debug, thiserror::Error)]
+enum Unanswered {
+    #[error("{path}: {source}")]
+    Failed {
+        path: String,
+        #[source]
+        source: HttpError,
+    },
+    #[error("{route}: {status} {body}")]
+    NotTheBody {
+        route: Route,
+        status: u16,
+        body: String,
+    },
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{JoinTrial, SpawnTrial, TokioReport};
-use crate::measure::stats::{grouped, spread};
+use burst_meter::stats::{grouped, spread};
 
 /// The trials of one join route on one server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use super::tally::{self, JoinTally, SpawnTally};
 use super::{Refusal, TokioReport};
-use crate::experiments::race::views::race_md::spread;
 use crate::report::View;
 use crate::report::sections::document;
+use crate::report::text::spread;
 
 /// The experiment's one view, `TOKIO.md`.
 pub fn views(report: &TokioReport) -> Vec<View> {

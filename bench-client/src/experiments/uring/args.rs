@@ -6,7 +6,7 @@ use clap::builder::RangedU64ValueParser;
 
 use super::{UringPlan, defaults};
 use crate::experiments::flags::sleep_ms;
-use crate::measure::target;
+use burst_meter::target;
 
 /// Where io_uring differs: on each io_uring server, stock and as each variant that changes
 /// the mechanism (--variant, crates/demo-contract/src/variant.rs), --trials bursts of /bad on

@@ -25,12 +25,12 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
-use crate::measure::environment::Environment;
-use crate::measure::session::{self, Event, Failure, Running, ServerSetup, Step};
-use crate::measure::target::{self, Target};
-use crate::measure::wire::Request;
-use crate::measure::work::WorkPath;
 use crate::progress::Stage;
+use burst_meter::environment::Environment;
+use burst_meter::session::{self, Event, Failure, Running, ServerSetup, Step};
+use burst_meter::target::{self, Target};
+use burst_meter::wire::Request;
+use burst_meter::work::WorkPath;
 
 mod args;
 mod claims;
@@ -56,7 +56,7 @@ impl Experiment for Uring {
     const NAME: &'static str = "uring";
     const TITLE: &'static str = "where io_uring differs";
     const RECORD: &'static str = "uring.json";
-    const CLAIMS: &'static [Claim<UringReport>] = claims::CLAIMS;
+    const CLAIMS: &'static [&'static [Claim<UringReport>]] = &[claims::CLAIMS];
     const CODE: Code = Code {
         own: &["bench-client/src/experiments/uring"],
         drives_servers: true,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::UringTrial;
-use crate::measure::stats::{grouped, spread};
+use burst_meter::stats::{grouped, spread};
 
 /// How a burst's answers came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,12 +10,12 @@ use demo_contract::{EventsBody, What};
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpStream;
 
-use crate::measure::burst::REQUEST_TIMEOUT;
-use crate::measure::http::{self, HttpError};
-use crate::measure::placed::{self, InFlight, PlacedError};
-use crate::measure::session::Running;
-use crate::measure::units::millis;
-use crate::measure::wire::{Peer, Request};
+use burst_meter::burst::REQUEST_TIMEOUT;
+use burst_meter::http::{self, HttpError};
+use burst_meter::placed::{self, InFlight, PlacedError};
+use burst_meter::session::Running;
+use burst_meter::units::millis;
+use burst_meter::wire::{Peer, Request};
 
 /// How long the server may take to answer `GET /events` before or after a trial.
 const EVENTS_WITHIN: Duration = Duration::from_secs(3);

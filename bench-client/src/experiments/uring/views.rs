@@ -5,10 +5,10 @@
 use std::fmt::Write as _;
 
 use crate::Error;
-use crate::experiments::race::views::race_md::spread;
 use crate::experiments::uring::{HeldTally, OrderTally, UringReport};
 use crate::report::View;
 use crate::report::sections::document;
+use crate::report::text::spread;
 
 /// The io_uring experiment's one view, `URING.md`.
 pub fn views(report: &UringReport) -> Result<Vec<View>, Error> {

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bench_client::measure::environment::Environment;
+use bench_client::experiments::current_stamp;
+use burst_meter::environment::Environment;
 use clap::Parser;
 use offload_cost::report::{self, Report};
 
@@ -31,8 +32,10 @@ fn main() -> ExitCode {
         }
     };
 
-    let environment =
-        Environment::capture(&bench_client::experiments::scripts::OFFLOAD_COST.code).to_markdown();
+    let environment = Environment::with_stamp(current_stamp(
+        &bench_client::experiments::scripts::OFFLOAD_COST.code,
+    ))
+    .to_markdown();
     let load_average = report::load_average();
     let text = report::render(&Report {
         environment: &environment,

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bench_client::measure::environment::Environment;
+use bench_client::experiments::current_stamp;
+use burst_meter::environment::Environment;
 use clap::Parser;
 use offload_cost::poll_cost::{self, Medians};
 use offload_cost::report;
@@ -32,7 +33,10 @@ fn main() -> ExitCode {
         }
     };
     let text = poll_cost::render(
-        &Environment::capture(&bench_client::experiments::scripts::POLL_COST.code).to_markdown(),
+        &Environment::with_stamp(current_stamp(
+            &bench_client::experiments::scripts::POLL_COST.code,
+        ))
+        .to_markdown(),
         report::load_average().as_deref(),
         &report::shown(&args.criterion_dir),
         &medians,

@@ -2,13 +2,12 @@
 //! for a reader who will not compare forty cells. Every number in them is a range over the
 //! stacks of that run.
 
-use crate::experiments::comparison;
-use crate::experiments::comparison::Case;
 use crate::experiments::comparison::Report;
-use crate::measure::stalls::StallsSeen;
-use crate::measure::stats::{OpenLoopStats, PingStats, Verdict};
-use crate::measure::work::WorkPath;
 use crate::report::text::{kernel_note, latency_range, range, reactor_threads, signed_range};
+use burst_meter::case::Case;
+use burst_meter::stalls::StallsSeen;
+use burst_meter::stats::{OpenLoopStats, PingStats, Verdict};
+use burst_meter::work::WorkPath;
 
 /// Every finding of `report`, route by route, at each thread count.
 pub fn findings(report: &Report) -> Vec<String> {
@@ -45,7 +44,7 @@ pub fn findings(report: &Report) -> Vec<String> {
 fn route_findings(report: &Report, at: &str, work: WorkPath, cases: &[&Case]) -> Vec<String> {
     let mut sentences = vec![verdict_finding(report, at, work, cases)];
     let route = work.path();
-    let serialised = cases.iter().any(|case| case.verdict == Verdict::Serialised);
+    let serialised = cases.iter().any(|case| case.verdict == Verdict::Serialises);
     if serialised && report.plan.sleep_ms > 0 {
         sentences.push(slowest_ping(report.plan.sleep_ms, route, cases));
     }
@@ -60,9 +59,9 @@ fn route_findings(report: &Report, at: &str, work: WorkPath, cases: &[&Case]) ->
 /// "`/bad` was serialised on all 5 stacks: wall … against …; the closed-loop pinger got …".
 fn verdict_finding(report: &Report, at: &str, route: WorkPath, cases: &[&Case]) -> String {
     let plan = &report.plan;
-    let serialised = names(cases, |case| case.verdict == Verdict::Serialised);
+    let serialised = names(cases, |case| case.verdict == Verdict::Serialises);
     let verdicts = verdicts(cases);
-    let ideals = comparison::ideals(
+    let ideals = burst_meter::case::ideals(
         route,
         plan.concurrency,
         cases[0].sleep_ms,
@@ -72,7 +71,7 @@ fn verdict_finding(report: &Report, at: &str, route: WorkPath, cases: &[&Case]) 
         Some(_) => format!(
             "{:.0} ms, the fastest it can be on {} cores, and {:.0} ms on one",
             ideals.best_ms,
-            comparison::cores(),
+            burst_meter::case::cores(),
             ideals.serialised_ms
         ),
         None if serialised.is_empty() => format!("one sleep of {} ms", plan.sleep_ms),
@@ -120,7 +119,7 @@ fn verdicts(cases: &[&Case]) -> String {
         };
     }
     let mut groups = Vec::new();
-    for verdict in [Verdict::Serialised, Verdict::Concurrent] {
+    for verdict in [Verdict::Serialises, Verdict::Concurrent] {
         let on = names(cases, |case| case.verdict == verdict);
         if !on.is_empty() {
             groups.push(format!("{verdict} on {}", on.join(", ")));

@@ -10,10 +10,11 @@ pub mod results_md;
 pub mod terminal;
 
 use crate::Error;
-use crate::experiments::comparison::{Case, Report};
-use crate::measure::stats::Verdict;
+use crate::experiments::comparison::Report;
 use crate::report::View;
 use crate::report::text::shorten;
+use burst_meter::case::Case;
+use burst_meter::stats::Verdict;
 
 /// The comparison's views: a latency CDF per route, the timelines, then `RESULTS.md`.
 pub fn views(report: &Report) -> Result<Vec<View>, Error> {

@@ -2,11 +2,12 @@
 //! (from the open-loop probe) and the timeline of every case.
 
 use super::verdict;
-use crate::experiments::comparison::{Case, Report};
-use crate::measure::stats::{OpenLoopStats, Verdict};
+use crate::experiments::comparison::Report;
 use crate::plot::timeline::{TimelineGrid, TimelineRow};
 use crate::plot::{self, LatencySamples, PlotError};
 use crate::report::text::reactor_threads;
+use burst_meter::case::Case;
+use burst_meter::stats::{OpenLoopStats, Verdict};
 
 /// The file name of a route's latency CDF, e.g. `ping-cdf-bad.svg`.
 pub fn cdf_name(route: &str) -> String {

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use crate::Error;
 use crate::experiments::comparison::Report;
-use crate::experiments::comparison::{Case, Plan};
-use crate::measure::stats::Verdict;
-use crate::measure::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 use crate::report::block::{RESULTS, replace_in};
 use crate::report::text::{latency_range, range};
+use burst_meter::case::{Case, Plan};
+use burst_meter::stats::Verdict;
+use burst_meter::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 
 /// Why a report was left out of the README: only a complete run of the full default
 /// comparison stands for it.
@@ -192,8 +192,8 @@ fn failed_pings(cases: &[&Case]) -> (usize, usize, String) {
 
 /// Rewrites the README's results block ([`RESULTS`]) at `path` with [`block`].
 pub fn refresh(report: &Report, path: &Path, stale: Option<&str>) -> Result<(), Error> {
-    replace_in(path, RESULTS, &block(report, stale)).map_err(|reason| Error::Page {
+    replace_in(path, RESULTS, &block(report, stale)).map_err(|source| Error::Page {
         page: path.to_owned(),
-        reason,
+        source,
     })
 }

@@ -7,14 +7,15 @@ use std::fmt::Write as _;
 use super::findings::findings;
 use super::plots;
 use super::{verdict, where_it_ran};
-use crate::experiments::comparison::{Case, HEAD_START, Report};
-use crate::measure::fixtures::FileCache;
-use crate::measure::session::Failure;
-use crate::measure::stats::{OVERLAP_LINE, PingStats};
+use crate::experiments::comparison::Report;
 use crate::report::sections::{failures, heading};
 use crate::report::text::{
     cell, connect_text, kernel_note, latency, stalls, times_ideal, with_failed,
 };
+use burst_meter::case::{Case, HEAD_START};
+use burst_meter::fixtures::FileCache;
+use burst_meter::session::Failure;
+use burst_meter::stats::{OVERLAP_LINE, PingStats};
 use demo_contract::DEFAULT_STALL_MS;
 
 /// `RESULTS.md`: environment, parameters, tables, plots, failures, findings, run time.
@@ -96,7 +97,7 @@ fn parameters(report: &Report) -> String {
 }
 
 /// The hidden blockers' fixtures, if the plan used them.
-fn fixtures_text(plan: &crate::experiments::comparison::Plan) -> String {
+fn fixtures_text(plan: &burst_meter::case::Plan) -> String {
     if !plan.needs_fixtures() {
         return String::new();
     }
@@ -250,7 +251,8 @@ pub fn probe_table(report: &Report) -> Option<String> {
         "\nThe closed loop sends a ping only after the last one returned, so a stall costs it \
          samples; the open loop keeps its schedule and times each ping from when it should \
          have left (the correction wrk2 makes for coordinated omission). Open-loop \
-         percentiles come from an HDR histogram (3 significant digits). Its schedule starts \
+         percentiles take the same nearest rank as every other figure, over every answered \
+         ping. Its schedule starts \
          half a period after the closed loop's, so the two probes' pings do not queue behind \
          each other. Its pings are timed by a clock thread of its own, which sleeps to a \
          quarter of a millisecond before each send time and spins the rest, and sent from a \

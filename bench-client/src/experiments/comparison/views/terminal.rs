@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use super::where_it_ran;
-use crate::experiments::comparison::Case;
 use crate::report::text::{latency, with_failed};
+use burst_meter::case::Case;
 
 /// The original bench's block for one case.
 pub fn block(case: &Case) -> String {

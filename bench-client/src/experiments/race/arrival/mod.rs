@@ -13,13 +13,13 @@ use std::time::Duration;
 use demo_contract::{EventsBody, Route};
 use serde::{Deserialize, Serialize};
 
-use crate::measure::burst::REQUEST_TIMEOUT;
-use crate::measure::http::{self, HttpError};
-use crate::measure::session::{self, Event, Running, ServerSetup, Step};
-use crate::measure::stats::{counted, grouped, spread};
-use crate::measure::target::Target;
-use crate::measure::wire::{Peer, Request};
-use crate::measure::work::WorkPath;
+use burst_meter::burst::REQUEST_TIMEOUT;
+use burst_meter::http::{self, HttpError};
+use burst_meter::session::{self, Event, Running, ServerSetup, Step};
+use burst_meter::stats::{counted, grouped, spread};
+use burst_meter::target::Target;
+use burst_meter::wire::{Peer, Request};
+use burst_meter::work::WorkPath;
 
 mod send;
 

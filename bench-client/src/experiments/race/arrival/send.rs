@@ -1,5 +1,5 @@
 //! One arrival trial's burst and ping, sent: the burst's connections and requests, and the
-//! ping at its chosen point among them ([`crate::measure::placed`]).
+//! ping at its chosen point among them ([`burst_meter::placed`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,10 +7,10 @@ use std::time::Duration;
 use demo_contract::{EventsBody, What};
 use tokio::net::TcpStream;
 
-use crate::measure::burst;
-use crate::measure::placed::{self, InFlight, PlacedError, Written};
-use crate::measure::units::millis;
-use crate::measure::wire::{Peer, Request};
+use burst_meter::burst;
+use burst_meter::placed::{self, InFlight, PlacedError, Written};
+use burst_meter::units::millis;
+use burst_meter::wire::{Peer, Request};
 
 use super::*;
 

@@ -22,9 +22,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::experiments::race::{GotIn, INTERLEAVED_BELOW, RaceReport, Tally, WAITED_FOR_ALL_SHARE};
-use crate::measure::burst::Connect;
 use crate::plot::PlotError;
 use crate::plot::figure::{FONT, REFERENCE_COLOUR, colour, draw_no_data_note};
+use burst_meter::burst::Connect;
 
 /// About what a repository page shows, as the timeline's figure.
 const WIDTH: u32 = 900;
@@ -331,7 +331,7 @@ fn text_style(size: u32, colour: RGBColor, pos: Pos) -> TextStyle<'static> {
 mod tests {
     use super::*;
     use crate::experiments::race::{RacePlan, Trial, tally};
-    use crate::measure::environment::Environment;
+    use burst_meter::environment::Environment;
 
     fn trial(target: &str, connect: Connect, index: usize, sleeps: f64) -> Trial {
         let plan = RacePlan::default();

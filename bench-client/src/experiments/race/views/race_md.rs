@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use super::RACE;
 use crate::experiments::race::arrival::{ArrivalTally, PingAt};
 use crate::experiments::race::{PROBE_TIMEOUT_MS, RaceReport, Tally, VariantReport};
-use crate::measure::burst::ErrorCount;
 use crate::report::sections::{failures, heading};
-use crate::report::text::{cell, connect_text};
+use crate::report::text::{cell, connect_text, spread, spread_to};
+use burst_meter::burst::ErrorCount;
 
 /// The outcome tables' header.
 const TABLE_HEADER: &str = "| stack | connect | trials | got in between every sleep \
@@ -99,20 +99,6 @@ fn row(tally: &Tally) -> String {
     out
 }
 
-/// `min / median / max`, one decimal, or `-`.
-pub fn spread(values: Option<[f64; 3]>) -> String {
-    values.map_or("-".to_owned(), |[min, median, max]| {
-        format!("{min:.1} / {median:.1} / {max:.1}")
-    })
-}
-
-/// `min / median / max`, whole numbers, or `-`.
-fn spread_whole(values: Option<[f64; 3]>) -> String {
-    values.map_or("-".to_owned(), |[min, median, max]| {
-        format!("{min:.0} / {median:.0} / {max:.0}")
-    })
-}
-
 /// Each reason with its count (`status 408 ×12; connection reset ×3`), or `-`.
 fn reasons(errors: &[ErrorCount]) -> String {
     if errors.is_empty() {
@@ -163,14 +149,14 @@ fn arrival(race: &RaceReport) -> String {
          (its own record): min / median / max.\n\n",
     );
     out.push_str(&matrix(&race.arrival, points, |tally| {
-        spread_whole(tally.accepted_before)
+        spread_to(tally.accepted_before, 0)
     }));
     out.push_str(
         "\nThe burst connections it had accepted when it started the first burst handler, the \
          requests queued before the first sleep: min / median / max.\n\n",
     );
     out.push_str(&matrix(&race.arrival, points, |tally| {
-        spread_whole(tally.accepted_before_first)
+        spread_to(tally.accepted_before_first, 0)
     }));
     out.push_str(&points_legend(points));
     out

@@ -2,9 +2,9 @@
 //! largest burst came back.
 
 use crate::experiments::sweep::SweepReport;
-use crate::measure::work::WorkPath;
 use crate::plot::{self, LatencySamples, PlotError, Series};
 use crate::report::text::reactor_threads;
+use burst_meter::work::WorkPath;
 
 /// The file name of a route's sweep plot, e.g. `wall-vs-n-ok-blocking.svg`.
 pub fn sweep_plot_name(route: WorkPath) -> String {
@@ -97,9 +97,9 @@ pub fn sweep_plots(sweep: &SweepReport) -> Result<Vec<(String, String)>, PlotErr
 mod tests {
     use super::*;
     use crate::experiments::sweep::{Point, SweepPlan};
-    use crate::measure::environment::Environment;
-    use crate::measure::session::Confounders;
-    use crate::measure::stats::RequestTimes;
+    use burst_meter::environment::Environment;
+    use burst_meter::session::Confounders;
+    use burst_meter::stats::RequestTimes;
 
     #[test]
     fn series_follow_the_points_that_ran() {

@@ -5,11 +5,11 @@ use std::fmt::Write as _;
 
 use super::plots;
 use crate::experiments::sweep::SweepReport;
-use crate::measure::work::WorkPath;
 use crate::report::sections::{failures, heading};
 use crate::report::text::{
     connect_text, cpu_cells, kernel_note, latency, reactor_threads, times_ideal, whole, with_failed,
 };
+use burst_meter::work::WorkPath;
 
 /// `SWEEP.md`: environment, parameters, one table per route (stacks × N), the plots.
 pub fn sweep_markdown(sweep: &SweepReport) -> String {

@@ -1,0 +1,156 @@
+//! What the pages say of the comparison at its defaults (`results/`): what every stack does with the three routes.
+
+use super::*;
+
+pub const CLAIMS: &[Claim<Report>] = &[
+    Claim {
+        name: "comparison.eleven-stacks",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            let targets = report.targets();
+            let stacks = SERVERS.iter().chain(FASTAPI);
+            let left_out: Vec<&&str> = stacks.filter(|s| !targets.contains(s)).collect();
+            if !left_out.is_empty() {
+                return Err(Shortfall::Lacks(format!(
+                    "left out of this run: {left_out:?}"
+                )));
+            }
+            expect(targets.len() == 11, || {
+                format!("{} stacks: {targets:?}", targets.len())
+            })
+        },
+    },
+    Claim {
+        name: "comparison.bad-takes-about-ten-sleeps-on-every-stack",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            every_case(report, "/bad", |case| {
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                let n = case.n.div_ceil(case.reactor_threads) as f64;
+                case.verdict == Verdict::Serialises && (0.9 * n..1.1 * n).contains(&sleeps)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.both-fixes-take-about-one-sleep-on-every-stack",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            let about_one = |case: &Case| {
+                let sleeps = case.wall_ms / case.sleep_ms as f64;
+                case.verdict == Verdict::Concurrent && sleeps < 1.5
+            };
+            every_fix(report, about_one)
+        },
+    },
+    Claim {
+        name: "comparison.the-fixes-keep-the-probe-under-a-tenth-of-a-sleep",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            let quick = |case: &Case| {
+                let p99 = case.open_loop.as_ref().and_then(|open| open.p99_ms);
+                p99.is_some_and(|p99| p99 < case.sleep_ms as f64 / 10.0)
+            };
+            every_fix(report, quick)
+        },
+    },
+    Claim {
+        name: "comparison.every-bad-sleep-ran-on-the-reactor",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| every_case(report, "/bad", |case| case.on_reactor == Some(true)),
+    },
+    Claim {
+        name: "comparison.one-slow-poll-per-bad-request",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            every_case(report, "/bad", |case| {
+                let seen = case.stalls.as_ref().map(|stalls| stalls.slow_polls);
+                seen == Some(case.n as u64)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.the-closed-loop-gets-few-samples-during-bad",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            every_case(report, "/bad", |case| {
+                let samples = case.closed_loop.as_ref().map(|ping| ping.samples);
+                let sent = case.open_loop.as_ref().map(|open| open.scheduled);
+                samples
+                    .zip(sent)
+                    .is_some_and(|(samples, sent)| 2 * samples < sent)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.during-bad-the-probe-waits-up-to-the-whole-burst",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            // A ping that failed waited until it failed (actix-web's 408s).
+            every_case(report, "/bad", |case| {
+                let open = case.open_loop.as_ref();
+                let max = open.and_then(|open| open.max_ms);
+                let failed = open.is_some_and(|open| open.errors > 0);
+                failed || max.is_some_and(|max| max > 0.9 * case.wall_ms)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.only-actix-fails-open-loop-pings",
+        dir: COMPARISON,
+        kind: Kind::Observed,
+        holds: |report| {
+            let failed = (report.cases.iter())
+                .filter(|case| case.open_loop.as_ref().is_some_and(|open| open.errors > 0));
+            for case in failed {
+                expect(case.target == "demo-actix", || described(case))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "comparison.ok-blocking-sleeps-ran-off-the-reactor",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            every_case(report, "/ok-blocking", |case| {
+                case.on_reactor == Some(false)
+            })
+        },
+    },
+    Claim {
+        name: "comparison.no-slow-poll-during-the-fixes",
+        dir: COMPARISON,
+        kind: Kind::Physics,
+        holds: |report| {
+            let none = |case: &Case| case.stalls.as_ref().is_some_and(|s| s.slow_polls == 0);
+            every_fix(report, none)
+        },
+    },
+    Claim {
+        name: "comparison.ntex-ok-await-runs-furthest-past-one-sleep",
+        dir: COMPARISON,
+        kind: Kind::Observed,
+        holds: |report| {
+            let past = |target: &str| {
+                let case = case(report, target, "/ok-await", 1)?;
+                Ok::<_, Shortfall>(case.wall_ms - case.sleep_ms as f64)
+            };
+            let ntex = past("demo-ntex")?;
+            for target in SERVERS.iter().filter(|target| **target != "demo-ntex") {
+                let other = past(target)?;
+                expect(other < ntex, || {
+                    format!("past one sleep: ntex {ntex:.1} ms, {target} {other:.1} ms")
+                })?;
+            }
+            Ok(())
+        },
+    },
+];

@@ -1,0 +1,220 @@
+//! What the pages say of the race at one reactor thread (`results/race/`, `results/race-500ms/`).
+
+use super::*;
+
+pub const CLAIMS: &[Claim<RaceReport>] = &[
+    Claim {
+        name: "race.uvloop-mostly-gets-in-between-when-connecting-during",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| most(race, "fastapi-uvloop", Connect::During, GotIn::Interleaved),
+    },
+    Claim {
+        name: "race.compio-and-monoio-mostly-get-in-somewhere-when-connecting-during",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            (ONE_PER_ACCEPT.iter())
+                .try_for_each(|server| most(race, server, Connect::During, GotIn::Partly))
+        },
+    },
+    Claim {
+        name: "race.others-mostly-wait-for-all-when-connecting-during",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            all_measured(
+                &stacks(race),
+                during(race).map(|tally| tally.target.as_str()),
+            )?;
+            let mut others = (race.tallies.iter())
+                .filter(|tally| tally.connect == Connect::During)
+                .filter(|tally| tally.target != "fastapi-uvloop")
+                .filter(|tally| !ONE_PER_ACCEPT.contains(&tally.target.as_str()));
+            others.try_for_each(|tally| {
+                most(race, &tally.target, Connect::During, GotIn::WaitedForAll)
+            })
+        },
+    },
+    Claim {
+        name: "race.uvloop-mostly-waits-for-all-when-accepted-first",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| most(race, "fastapi-uvloop", Connect::Before, GotIn::WaitedForAll),
+    },
+    Claim {
+        name: "race.compio-and-monoio-mostly-wait-for-all-when-accepted-first",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            (ONE_PER_ACCEPT.iter())
+                .try_for_each(|server| most(race, server, Connect::Before, GotIn::WaitedForAll))
+        },
+    },
+    Claim {
+        name: "race.most-open-loop-pings-over-the-timeout-at-500ms",
+        dir: RACE_500MS,
+        kind: Kind::Observed,
+        holds: |race| {
+            every_stack_tallied(race)?;
+            let over = |tally: &Tally| {
+                let (over, of) = (tally.open_over_timeout, tally.open_scheduled);
+                expect(2 * over > of, || {
+                    format!("{}: {over} of {of}", tally.target)
+                })
+            };
+            race.tallies.iter().try_for_each(over)
+        },
+    },
+    Claim {
+        name: "race.a-ping-the-server-holds-before-the-requests-is-handled-first",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let first = [PingAt::BeforeBurst, PingAt::AfterAccepts];
+            handled_after(race, &first, |_| 0)
+        },
+    },
+    Claim {
+        name: "race.a-ping-in-the-first-sleep-waits-at-most-for-those-taken-in-before",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let trials =
+                (race.arrival_trials.iter()).filter(|trial| trial.point == PingAt::InFirstSleep);
+            let order: Vec<_> = trials
+                .filter_map(|trial| Some((trial, trial.order?)))
+                .collect();
+            let ordered = order.iter().map(|(trial, _)| trial.target.as_str());
+            all_measured(&stacks(race), ordered)?;
+            order.into_iter().try_for_each(|(trial, order)| {
+                let (after, queued) = (order.handled_after, order.accepted_before_first);
+                expect(after <= queued, || {
+                    format!("{}: handled after {after}, {queued} taken in", trial.target)
+                })
+            })
+        },
+    },
+    Claim {
+        name: "race.a-ping-accepted-last-or-on-its-own-connection-waits-for-all",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let last = [PingAt::InFirstSleepAcceptedFirst, PingAt::OwnConnection];
+            handled_after(race, &last, |race| race.plan.arrival.concurrency)
+        },
+    },
+    Claim {
+        name: "race.event-interval-1-does-not-flip-the-outcome",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let (stock, variant) = variant(race, TOKIO_EVENT_INTERVAL_1.label)?;
+            let waited = |tally: &Tally| 2 * tally.waited_for_all > tally.trials - tally.failed;
+            expect(waited(stock) && waited(variant), || {
+                format!("{}; {}", outcomes(stock), outcomes(variant))
+            })
+        },
+    },
+    Claim {
+        name: "race.actix-408s-stop-with-the-request-timeout-off",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let (stock, variant) = variant(race, ACTIX_REQUEST_TIMEOUT_OFF.label)?;
+            let (before, after) = (failed(stock, "status 408"), failed(variant, "status 408"));
+            expect(before > 0 && after == 0, || {
+                format!("408s: {before} on the stock server, {after} with the timeout off")
+            })
+        },
+    },
+    Claim {
+        name: "race.actix-keeps-every-connection-with-a-60s-keep-alive",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let (_, variant) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
+            let reset = failed(variant, "reset");
+            expect(reset == 0 && variant.failed == 0, || {
+                format!("{reset} pings on reset connections; {}", outcomes(variant))
+            })
+        },
+    },
+    Claim {
+        name: "race.actix-stock-resets-at-most-a-few-beside-the-keep-alive-test",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let (stock, _) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
+            let reset = failed(stock, "reset");
+            expect(reset <= 3, || {
+                format!("{reset} pings on a reset connection")
+            })
+        },
+    },
+    Claim {
+        name: "race.compio-and-monoio-median-waits-shortest-of-rust-at-one-thread",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: apart_median_waits_shortest_of_rust,
+    },
+    Claim {
+        name: "race.taken-in-before-the-first-sleep-by-stack",
+        dir: RACE,
+        kind: Kind::Observed,
+        holds: |race| {
+            let counts = |target: &str| -> Vec<usize> {
+                let points = [PingAt::AfterWrites, PingAt::InFirstSleep];
+                let trials = (race.arrival_trials.iter())
+                    .filter(|trial| trial.target == target && points.contains(&trial.point));
+                trials
+                    .filter_map(|trial| Some(trial.order?.accepted_before_first))
+                    .collect()
+            };
+            // A stack with no ordered trial at these points was not measured: not a count.
+            let counts = |target: &str| -> Result<Vec<usize>, Shortfall> {
+                let taken = counts(target);
+                let what = || format!("no trial of {target} with the server's order");
+                present((!taken.is_empty()).then_some(taken), what)
+            };
+            let n = race.plan.arrival.concurrency;
+            let few = |count: &usize| *count <= 3;
+            let uvloop = counts("fastapi-uvloop")?;
+            let mostly_few = 2 * uvloop.iter().filter(|count| few(count)).count() > uvloop.len();
+            expect(mostly_few, || format!("uvloop {uvloop:?}"))?;
+            let asyncio = counts("fastapi-asyncio")?;
+            expect(
+                !asyncio.is_empty() && asyncio.iter().all(|count| *count == n),
+                || format!("asyncio {asyncio:?}"),
+            )?;
+            for server in ["demo-axum-compio", "demo-actix", "demo-ntex"] {
+                let taken = counts(server)?;
+                let varies = taken.iter().min() != taken.iter().max();
+                expect(varies, || format!("{server} {taken:?}"))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        name: "race.at-500ms-actix-alone-fails-pings-with-408s-and-closed-connections",
+        dir: RACE_500MS,
+        kind: Kind::Observed,
+        holds: |race| {
+            every_stack_tallied(race)?;
+            for tally in &race.tallies {
+                let total: usize = tally.open_errors.iter().map(|error| error.count).sum();
+                let explained = failed(tally, "status 408")
+                    + failed(tally, "reset")
+                    + failed(tally, "closed before message completed");
+                let upheld = match tally.target == "demo-actix" {
+                    true => total > 0 && explained == total,
+                    false => total == 0,
+                };
+                expect(upheld, || {
+                    format!("{}: {:?}", tally.target, tally.open_errors)
+                })?;
+            }
+            Ok(())
+        },
+    },
+];
