@@ -12,7 +12,8 @@ use std::process::Command;
 use crate::experiments::Code;
 use crate::experiments::claims::folder;
 use crate::experiments::current_stamp;
-use crate::job::{self, Done, RECORD, Run, main_job};
+use crate::job::runs::{Done, RECORD, Run, main_job, run_each};
+use crate::report::pages;
 
 /// Runs only the experiments whose results are stale in the repository at `root` (the
 /// working folder), after saying which and why. Writes no record: it tells of a whole run.
@@ -23,10 +24,21 @@ pub async fn run(root: &Path) -> Vec<Done> {
     if runs.is_empty() {
         return Vec::new();
     }
-    let done = job::run_each(&runs).await;
+    let done = run_each(&runs).await;
     eprintln!("left {RECORD} as it was: it records a whole run of the job");
-    job::refresh_pages();
+    refresh_pages(root);
     done
+}
+
+/// Rewrites the figures blocks of the README and the lesson pages under `root` from the
+/// results there, so that every page states what the runs measured, and which are stale.
+pub fn refresh_pages(root: &Path) {
+    match pages::refresh_all(root, &notes(root)) {
+        Ok(pages) => {
+            (pages.iter()).for_each(|page| eprintln!("rewrote the figures of {}", page.display()))
+        }
+        Err(error) => eprintln!("bench-client: cannot refresh the pages' figures: {error}"),
+    }
 }
 
 /// A stale run of the main job, and why.

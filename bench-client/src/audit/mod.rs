@@ -26,7 +26,7 @@ use crate::experiments::Experiment as _;
 use crate::experiments::claims::{self, Kind, Standing};
 use crate::experiments::comparison::Comparison;
 use crate::experiments::comparison::views::readme::{self, README};
-use crate::job::{RECORD, main_job};
+use crate::job::runs::{RECORD, main_job};
 use crate::redraw::{readme_report, same_file};
 use crate::report::block::{FIGURES, RESULTS};
 use crate::report::pages;

@@ -8,151 +8,19 @@
 //! `bench-client ARGS` with the binaries built), parsed by its experiment's own arguments:
 //! what the job runs and what a reader types are the same thing.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-use crate::Error;
 use crate::experiments::comparison::views::readme::README;
-use crate::experiments::{self, Code, Entry, JobRun, Planned, Ran};
-use crate::progress::{Progress, Stage};
 use crate::report::block::{self, MAIN_JOB};
 use crate::report::write_atomically;
+use crate::stale;
 use burst_meter::environment::Environment;
 
 mod record;
+pub mod runs;
 
 pub use record::{readme_sentence, record};
-
-/// Where the job records how long each run took.
-pub const RECORD: &str = "results/main-job.md";
-
-/// What the job's own record says where one stamp would stand: it records every run's stamp
-/// in its table.
-pub const RECORD_STAMP: &str = "per experiment, in the table";
-
-/// One run of the main job: its experiment, and its arguments there.
-#[derive(Clone, Copy)]
-pub struct Run {
-    pub experiment: &'static dyn Entry,
-    pub run: &'static JobRun,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.run.name, self.experiment.name())
-    }
-}
-
-impl Run {
-    /// What it is, and the folder it writes.
-    pub fn name(&self) -> &'static str {
-        self.run.name
-    }
-
-    /// The command line that runs it alone.
-    pub fn command_line(&self) -> String {
-        self.experiment.command_line(self.run)
-    }
-
-    /// The command that measures it again, building first: `scripts/run.sh` with its
-    /// arguments for an experiment of the bench client, the script itself for a script.
-    pub fn rerun(&self) -> String {
-        let line = self.command_line();
-        match line.strip_prefix("bench-client") {
-            Some(args) => format!("scripts/run.sh{args}"),
-            None => line,
-        }
-    }
-
-    /// Its plan, its arguments parsed as its command line gives them.
-    pub fn plan(&self) -> Result<Box<dyn Planned>, Error> {
-        Ok(self.experiment.planned_run(self.run)?)
-    }
-
-    /// The code its stamp covers, and where its results are: the folder it writes, or the
-    /// file a script does.
-    ///
-    /// # Panics
-    /// If its arguments do not parse (a unit test parses every run of the job).
-    pub fn results(&self) -> (Code, PathBuf) {
-        let planned = self
-            .plan()
-            .unwrap_or_else(|error| panic!("{}: {error}", self.name()));
-        (self.experiment.code(), planned.out().to_owned())
-    }
-}
-
-/// Every run of the main job, in order: each experiment of [`experiments::ALL`] in turn,
-/// with its runs.
-pub fn main_job() -> Vec<Run> {
-    (experiments::ALL.iter())
-        .flat_map(|&experiment| {
-            experiment
-                .job()
-                .iter()
-                .map(move |run| Run { experiment, run })
-        })
-        .collect()
-}
-
-/// One run as the job ran it, for [`RECORD`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Done {
-    pub name: &'static str,
-    pub command: String,
-    /// The code stamp its results record.
-    pub stamp: String,
-    pub took: Duration,
-    /// What its plan forces ([`Planned::floor`]): `took` beside it is the job's overhead.
-    pub floor: Duration,
-    /// What it wrote, or why it did not finish.
-    pub outcome: Result<Ran, String>,
-}
-
-impl Done {
-    /// Whether it wrote its results with nothing failed.
-    pub fn complete(&self) -> bool {
-        matches!(&self.outcome, Ok(ran) if ran.failures == 0)
-    }
-}
-
-/// Runs `runs`, each whatever the others did. Returns what each did.
-pub async fn run_each(runs: &[Run]) -> Vec<Done> {
-    let planned: Vec<Result<Box<dyn Planned>, Error>> = runs.iter().map(Run::plan).collect();
-    let stages = (runs.iter().zip(&planned)).map(|(run, planned)| match planned {
-        Ok(planned) => Stage {
-            name: run.name().to_owned(),
-            ..planned.stage()
-        },
-        Err(_) => Stage::empty(run.name().to_owned()),
-    });
-    let mut progress = Progress::new(stages.collect());
-    let mut done = Vec::new();
-    for (run, planned) in runs.iter().zip(planned) {
-        let started = Instant::now();
-        let (stamp, floor, outcome) = match planned {
-            Ok(planned) => {
-                let (stamp, floor) = (planned.stamp(), planned.floor());
-                let outcome = planned.run(run.command_line(), &mut progress, false).await;
-                (stamp, floor, outcome.map_err(|error| error.to_string()))
-            }
-            Err(error) => (String::new(), Duration::ZERO, Err(error.to_string())),
-        };
-        let took = started.elapsed();
-        progress.print(&record::ended_line(run.name(), took, &outcome));
-        progress.next_stage();
-        done.push(Done {
-            name: run.name(),
-            command: run.command_line(),
-            stamp,
-            took,
-            floor,
-            outcome,
-        });
-    }
-    progress.finish();
-    done
-}
+pub use runs::{Done, RECORD, RECORD_STAMP, Run, main_job, run_each};
 
 /// Runs the main job: every run, then the record and the README's sentence.
 pub async fn run() -> Vec<Done> {
@@ -167,20 +35,8 @@ pub async fn run() -> Vec<Done> {
         eprintln!("bench-client: cannot refresh {README}: {error}");
     }
     eprintln!("wrote {RECORD}");
-    refresh_pages();
+    stale::refresh_pages(Path::new("."));
     done
-}
-
-/// Rewrites the figures blocks of the README and the lesson pages from the results just
-/// written, so that every page states what this run measured (and which runs are stale).
-pub fn refresh_pages() {
-    let root = Path::new(".");
-    match crate::report::pages::refresh_all(root, &crate::stale::notes(root)) {
-        Ok(pages) => {
-            (pages.iter()).for_each(|page| eprintln!("rewrote the figures of {}", page.display()))
-        }
-        Err(error) => eprintln!("bench-client: cannot refresh the pages' figures: {error}"),
-    }
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ pub fn reference_python(dir: &Path) -> PathBuf {
 
 /// Where the FastAPI reference app is by default: in this repository, beside the crates.
 pub fn default_reference_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/fastapi")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reference/fastapi")
 }
 
 /// The `--servers` value that names every server.

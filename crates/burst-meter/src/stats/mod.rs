@@ -279,6 +279,20 @@ pub enum Verdict {
     Failed,
 }
 
+impl Verdict {
+    /// What a burst's route "was", for a sentence: serialised, bounded, concurrent,
+    /// inconclusive, failed.
+    pub fn was(self) -> &'static str {
+        match self {
+            Verdict::Serialises => "serialised",
+            Verdict::Bounded => "bounded",
+            Verdict::Concurrent => "concurrent",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Failed => "failed",
+        }
+    }
+}
+
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

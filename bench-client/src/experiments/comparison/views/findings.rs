@@ -115,14 +115,14 @@ fn verdicts(cases: &[&Case]) -> String {
                 "failed on {every} ({} of {} requests)",
                 cases[0].err, cases[0].n
             ),
-            verdict => format!("{verdict} on {every}"),
+            verdict => format!("{} on {every}", verdict.was()),
         };
     }
     let mut groups = Vec::new();
     for verdict in [Verdict::Serialises, Verdict::Concurrent] {
         let on = names(cases, |case| case.verdict == verdict);
         if !on.is_empty() {
-            groups.push(format!("{verdict} on {}", on.join(", ")));
+            groups.push(format!("{} on {}", verdict.was(), on.join(", ")));
         }
     }
     let failed: Vec<String> = cases
