@@ -4,9 +4,12 @@
 
 use std::path::PathBuf;
 
-use crate::experiments::comparison::views::readme::ONLY_COMPLETE;
 use crate::plot::PlotError;
 use crate::report::block::BlockError;
+
+/// Why a report was left out of the README: only a complete run of the full default
+/// comparison stands for it.
+pub const ONLY_COMPLETE: &str = "only a complete run of the full default comparison goes there";
 
 /// Why a command could not finish.
 #[derive(Debug, thiserror::Error)]

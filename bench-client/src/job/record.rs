@@ -18,8 +18,8 @@ pub fn readme_sentence(done: &[Done]) -> String {
     let (minutes, seconds) = (took.as_secs() / 60, took.as_secs() % 60);
     let floor: Duration = done.iter().map(|experiment| experiment.floor).sum();
     let mut sentence = format!(
-        "The main job took {minutes} min {seconds} s here after the release build ({} × the \
-         time its sleeps and work force): {} experiments",
+        "The main job took {minutes} min {seconds} s here after the release build ({} × its \
+         plan's estimate): {} experiments",
         ratio(took, floor),
         done.len()
     );
@@ -60,10 +60,11 @@ pub fn record(environment: &Environment, done: &[Done]) -> String {
     );
     out.push_str(&environment.to_markdown());
     out.push_str(
-        "\n## Experiments\n\nEach run's floor is the time its plan forces (its sleeps, its CPU \
-         work on the cores, its trials and the protocol's fixed waits; a bench's warm-up and \
-         measurement): what no faster client could save. The ratio is the run's time over it.\n\n\
-         | experiment | command | code stamp | seconds | floor s | × floor | outcome |\n\
+        "\n## Experiments\n\nEach run's estimate is its plan's own, as the progress view shows it: \
+         its sleeps, its CPU work on the cores, its trials and the protocol's fixed waits, by \
+         the protocol's formulas (a bench: its warm-up and measurement). It is not a floor: \
+         where a run took less, its plan assumed more than the run needed.\n\n\
+         | experiment | command | code stamp | seconds | estimate s | × estimate | outcome |\n\
          |---|---|---|---:|---:|---:|---|\n",
     );
     for experiment in done {
@@ -95,7 +96,7 @@ pub fn record(environment: &Environment, done: &[Done]) -> String {
     out
 }
 
-/// `took` over `floor`, two decimals; `-` where nothing forces a floor.
+/// `took` over `estimate`, two decimals; `-` where nothing is estimated.
 pub fn ratio(took: Duration, floor: Duration) -> String {
     match floor.is_zero() {
         true => "-".to_owned(),

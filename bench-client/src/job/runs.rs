@@ -91,7 +91,7 @@ pub struct Done {
     /// The code stamp its results record.
     pub stamp: String,
     pub took: Duration,
-    /// What its plan forces ([`Planned::floor`]): `took` beside it is the job's overhead.
+    /// Its plan's estimate ([`Planned::floor`]), which `took` is set beside.
     pub floor: Duration,
     /// What it wrote, or why it did not finish.
     pub outcome: Result<Ran, String>,

@@ -5,16 +5,13 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::Error;
+use crate::error::ONLY_COMPLETE;
 use crate::experiments::comparison::Report;
 use crate::report::block::{RESULTS, replace_in};
 use crate::report::text::{latency_range, range};
 use burst_meter::case::{Case, Plan};
 use burst_meter::stats::Verdict;
 use burst_meter::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
-
-/// Why a report was left out of the README: only a complete run of the full default
-/// comparison stands for it.
-pub const ONLY_COMPLETE: &str = "only a complete run of the full default comparison goes there";
 
 /// The README, from the repository's root: its results block is the full comparison's.
 pub const README: &str = "README.md";

@@ -42,10 +42,4 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         kind: Kind::Observed,
         holds: reuse_port_bursts_last_longest,
     },
-    Claim {
-        name: "race.compio-and-monoio-median-waits-shortest-of-rust-at-two-threads",
-        dir: TWO_THREADS,
-        kind: Kind::Observed,
-        holds: apart_median_waits_shortest_of_rust,
-    },
 ];
