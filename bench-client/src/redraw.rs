@@ -9,14 +9,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::experiments::claims::RESULTS;
 use crate::experiments::comparison::views::readme;
 use crate::experiments::comparison::{Comparison, Report};
 use crate::experiments::{self, Entry, Experiment as _};
 use crate::report::pages;
 use crate::stale;
-
-/// Where the committed results live, from the repository's root.
-pub const RESULTS: &str = "results";
 
 /// What `redraw` does: the folders to redraw, and whether the README's block and the
 /// pages' figures follow.
@@ -104,26 +102,14 @@ fn redraw_dir(dir: &Path) -> Result<(), Error> {
 /// `notes`, what [`stale::notes`] says of the stale runs.
 fn redraw_readme(dir: &Path, page: &Path, notes: &pages::Stale) -> Result<(), Error> {
     let report = readme_report(dir, page)?;
-    let record = dir.join(Comparison::RECORD);
-    let note = notes.iter().find(|(file, _)| same_file(file, &record));
-    readme::refresh(&report, page, note.map(|(_, note)| note.as_str()))
-}
-
-/// Whether two paths name one file (one may be relative to the working folder).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
+    let note = pages::note_for(notes, &dir.join(Comparison::RECORD));
+    readme::refresh(&report, page, note)
 }
 
 /// The comparison in `dir` that the README's block at `page` is drawn from: a complete run
 /// of the full default comparison, or an error saying the page stays as it was.
 pub fn readme_report(dir: &Path, page: &Path) -> Result<Report, Error> {
-    let path = dir.join(Comparison::RECORD);
-    let json = std::fs::read_to_string(&path).map_err(Error::read(&path))?;
-    let report: Report =
-        serde_json::from_str(&json).map_err(|source| Error::Record { path, source })?;
+    let report = experiments::read_record::<Comparison>(dir)?;
     if !readme::stands_for_readme(&report) {
         return Err(Error::NotFull {
             page: page.to_owned(),

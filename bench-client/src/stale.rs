@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::experiments::Code;
-use crate::experiments::claims::folder;
+use crate::experiments::claims::{RESULTS, folder};
 use crate::experiments::current_stamp;
 use crate::job::runs::{Done, RECORD, Run, main_job, run_each};
 use crate::report::pages;
@@ -45,6 +45,8 @@ pub fn refresh_pages(root: &Path) {
 #[derive(Debug, Clone)]
 pub struct Stale {
     pub run: Run,
+    /// Its results files; none if it has not run.
+    pub files: Vec<PathBuf>,
     /// Its stamp in this build.
     pub now: String,
     /// Each of its results files whose stamp is not `now`, with the stamp it records.
@@ -86,22 +88,19 @@ pub fn note(run: &Run) -> String {
 /// Each results file of a stale run under the repository's `root`, with its [`note`]: what
 /// the pages' generated blocks read to say so.
 pub fn notes(root: &Path) -> Vec<(PathBuf, String)> {
-    let results = root.join(RESULTS);
-    let mut notes = Vec::new();
-    for stale in stale_in(root, &results) {
-        let out = folder(&results, stale.run.results().1);
-        let note = note(&stale.run);
-        notes.extend(
-            results_files(&results, &out)
-                .into_iter()
-                .map(|f| (f, note.clone())),
-        );
-    }
-    notes
+    notes_of(&stale_experiments(root))
 }
 
-/// Where the committed results live, from the repository's root.
-const RESULTS: &str = "results";
+/// Each results file of the runs `stale`, with its [`note`].
+pub fn notes_of(stale: &[Stale]) -> Vec<(PathBuf, String)> {
+    let each = stale.iter().flat_map(|one| {
+        let note = note(&one.run);
+        one.files
+            .iter()
+            .map(move |file| (file.clone(), note.clone()))
+    });
+    each.collect()
+}
 
 /// `run`, if it is stale in the results folder `results`.
 fn stale(root: &Path, results: &Path, run: Run) -> Option<Stale> {
@@ -127,6 +126,7 @@ fn stale(root: &Path, results: &Path, run: Run) -> Option<Stale> {
     let changed = commit.map_or_else(Vec::new, |commit| changed_since(root, &commit, &code));
     Some(Stale {
         run,
+        files,
         now,
         recorded,
         changed,

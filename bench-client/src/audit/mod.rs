@@ -27,10 +27,10 @@ use crate::experiments::claims::{self, Kind, Standing};
 use crate::experiments::comparison::Comparison;
 use crate::experiments::comparison::views::readme::{self, README};
 use crate::job::runs::{RECORD, main_job};
-use crate::redraw::{readme_report, same_file};
+use crate::redraw::readme_report;
 use crate::report::block::{FIGURES, RESULTS};
-use crate::report::pages;
-use crate::stale::{self, is_results_file, results_files};
+use crate::report::pages::{self, same_file};
+use crate::stale::{self, Stale, is_results_file, results_files};
 
 /// Where a run of the main job stands in the audited folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,11 +83,12 @@ impl Audit {
     /// Audits the results folder `results` against the code of this build and the pages
     /// under the repository's root `root`.
     pub fn of(root: &Path, results: &Path) -> Audit {
-        let own = same_file(results, &root.join(crate::redraw::RESULTS));
+        let own = same_file(results, &root.join(claims::RESULTS));
+        let stale = stale::stale_in(root, results);
         Audit {
             results: results.to_owned(),
-            runs: runs(root, results),
-            blocks: own.then(|| blocks(root)),
+            runs: runs(root, &stale),
+            blocks: own.then(|| blocks(root, &stale::notes_of(&stale))),
             claims: claim_lines(root, results),
             agreement: agreement::standing(results),
             unclaimed: unclaimed(results),
@@ -115,13 +116,12 @@ impl Audit {
     }
 }
 
-/// Each run of the main job, as it stands in `results`.
-fn runs(root: &Path, results: &Path) -> Vec<RunLine> {
-    let stale = stale::stale_in(root, results);
+/// Each run of the main job, as it stands given the runs that are `stale` (those with no
+/// results file have not run).
+fn runs(root: &Path, stale: &[Stale]) -> Vec<RunLine> {
     let lines = main_job().into_iter().map(|run| {
-        let out = claims::folder(results, run.results().1);
         let standing = match stale.iter().find(|one| one.run.name() == run.name()) {
-            _ if results_files(results, &out).is_empty() => RunStanding::NotRun,
+            Some(one) if one.files.is_empty() => RunStanding::NotRun,
             Some(one) => RunStanding::Stale(stale::explain(root, std::slice::from_ref(one))),
             None => RunStanding::Fresh,
         };
@@ -135,9 +135,8 @@ fn runs(root: &Path, results: &Path) -> Vec<RunLine> {
 }
 
 /// How many generated blocks the pages under `root` hold, and each that is not what
-/// `redraw` would draw from the committed results.
-fn blocks(root: &Path) -> (usize, Vec<String>) {
-    let notes = stale::notes(root);
+/// `redraw` would draw from the committed results, whose stale runs' `notes` they carry.
+fn blocks(root: &Path, notes: &pages::Stale) -> (usize, Vec<String>) {
     let (mut count, mut wrong) = (0, Vec::new());
     for page in pages::pages(root) {
         let shown = page
@@ -149,18 +148,18 @@ fn blocks(root: &Path) -> (usize, Vec<String>) {
             wrong.push(format!("{shown}: cannot be read"));
             continue;
         };
-        count += FIGURES.count(&text);
-        match pages::refresh(&text, &page, root, &notes) {
+        count += FIGURES.count(&text) + RESULTS.count(&text);
+        match pages::refresh(&text, &page, root, notes) {
             Ok(drawn) if drawn == text => {}
             Ok(_) => wrong.push(format!("{shown}: a figures block differs from its results")),
             Err(why) => wrong.push(format!("{shown}: {why}")),
         }
     }
     let readme = root.join(README);
-    if let Some(why) = readme_block_differs(root, &readme, &notes) {
+    if let Some(why) = readme_block_differs(root, &readme, notes) {
         wrong.push(format!("{README}: {why}"));
     }
-    (count + 1, wrong)
+    (count, wrong)
 }
 
 /// Why the README's results block is not what the committed comparison draws, if it is not.
@@ -169,14 +168,13 @@ fn readme_block_differs(root: &Path, readme: &Path, notes: &pages::Stale) -> Opt
         Ok(text) => text,
         Err(error) => return Some(error.to_string()),
     };
-    let dir = root.join(crate::redraw::RESULTS);
+    let dir = root.join(claims::RESULTS);
     let report = match readme_report(&dir, readme) {
         Ok(report) => report,
         Err(error) => return Some(error.to_string()),
     };
-    let record = dir.join(Comparison::RECORD);
-    let note = notes.iter().find(|(file, _)| same_file(file, &record));
-    let body = readme::block(&report, note.map(|(_, note)| note.as_str()));
+    let note = pages::note_for(notes, &dir.join(Comparison::RECORD));
+    let body = readme::block(&report, note);
     match RESULTS.rewrite(&text, |_| Ok(body.clone())) {
         Ok(drawn) if drawn == text => None,
         Ok(_) => Some("the results block differs from results/results.json".to_owned()),

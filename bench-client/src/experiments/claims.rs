@@ -188,11 +188,15 @@ pub fn kind(name: &str) -> Option<Kind> {
         .map(|about| about.kind)
 }
 
+/// Where the committed results live, from the repository's root: the folder every claim and
+/// run of the job names its own within (`results/race`), and the pages copy.
+pub const RESULTS: &str = "results";
+
 /// The path `dir` (`results/...`, as a claim or a run of the job names it) within the results
 /// folder `results`, which a rerun elsewhere lays out as `results/` is.
 pub fn folder(results: &Path, dir: impl AsRef<Path>) -> PathBuf {
     let dir = dir.as_ref();
-    results.join(dir.strip_prefix("results").unwrap_or(dir))
+    results.join(dir.strip_prefix(RESULTS).unwrap_or(dir))
 }
 
 /// Where `E`'s claim `name`, if it has one, stands against the results folder `results`.

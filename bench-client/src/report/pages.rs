@@ -45,6 +45,21 @@ pub fn pages(root: &Path) -> Vec<PathBuf> {
 /// The note each results file of a stale run carries into the blocks that copy it.
 pub type Stale = [(PathBuf, String)];
 
+/// The note of `stale` for the results file `file`, if its run is stale.
+pub fn note_for<'a>(stale: &'a Stale, file: &Path) -> Option<&'a str> {
+    let found = stale.iter().find(|(stale, _)| same_file(stale, file));
+    found.map(|(_, note)| note.as_str())
+}
+
+/// Whether two paths name one file (one may be relative to the working folder, the other
+/// not).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// Rewrites every figures block of every page under `root`; returns the pages it changed.
 pub fn refresh_all(root: &Path, stale: &Stale) -> Result<Vec<PathBuf>, Error> {
     let mut changed = Vec::new();
@@ -85,8 +100,7 @@ fn block(root: &Path, page_dir: &Path, spec: &str, stale: &Stale) -> Result<Stri
     let source_dir = Path::new(file).parent().unwrap_or(Path::new(""));
     let link = relative_path(page_dir, Path::new(file));
     let mut out = run_line(&source, &link);
-    let path = root.join(file);
-    if let Some((_, note)) = stale.iter().find(|(stale, _)| *stale == path) {
+    if let Some(note) = note_for(stale, &root.join(file)) {
         out.push_str(&format!(" {note}"));
     }
     out.push_str("\n\n");
