@@ -3,7 +3,7 @@
 //! (indicatif); elsewhere, in a CI log or a pipe, it is a plain line per step.
 //!
 //! The time left comes from the plan, not from a guess: every step knows what its sleeps and
-//! the protocol's fixed waits add up to ([`burst_meter::session::Step::estimate`]), so the whole
+//! the protocol's fixed waits add up to ([`burst_meter::session::Step::floor`]), so the whole
 //! run's length is known before it starts. Steps rarely take exactly their estimate (starting
 //! servers, connecting thousands of sockets, a machine's noise), so the time left is the
 //! estimate of what remains scaled by how the steps done so far compared with theirs.
@@ -22,6 +22,8 @@ use burst_meter::units::whole_millis;
 pub struct Stage {
     pub name: String,
     pub steps: usize,
+    /// What the view expects it to take: its steps' floors and pauses (a script: its usual
+    /// time, since its work is not a plan's).
     pub estimate: Duration,
 }
 
@@ -41,7 +43,7 @@ impl Stage {
         let per_target = |threads: usize| -> Duration {
             steps
                 .iter()
-                .map(|step| step.estimate(threads) + PAUSE)
+                .map(|step| step.floor(threads) + PAUSE)
                 .sum()
         };
         Stage {

@@ -27,6 +27,12 @@ fn main() -> ExitCode {
     if let Parsed::Builtin(Builtin::Audit(args)) = &parsed {
         return audit(args);
     }
+    if let Parsed::Builtin(Builtin::All(args)) = &parsed
+        && args.plan
+    {
+        print!("{}", job::floors(&job::main_job()));
+        return ExitCode::SUCCESS;
+    }
     // Two workers: the pinger's answers are read promptly while the burst is in flight.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

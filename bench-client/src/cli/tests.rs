@@ -71,7 +71,10 @@ fn every_experiment_with_a_subcommand_is_one_and_the_builtins_are_not() {
     ));
     assert!(matches!(
         parse(&["all", "--stale"]).unwrap(),
-        Parsed::Builtin(Builtin::All(AllArgs { stale: true }))
+        Parsed::Builtin(Builtin::All(AllArgs {
+            stale: true,
+            plan: false
+        }))
     ));
 }
 

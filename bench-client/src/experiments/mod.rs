@@ -239,8 +239,10 @@ pub trait Planned {
     fn out(&self) -> &Path;
     /// The code stamp its results will record.
     fn stamp(&self) -> String;
-    /// The time its plan's sleeps, work and fixed waits force, by the protocol's formulas:
-    /// what no faster client could save. The job's record sets each run's time beside it.
+    /// The least time its plan can take: its sleeps as the protocol's ideals place them, its
+    /// CPU work on the cores, its trials and fixed waits (each step's
+    /// [`Step::floor`](burst_meter::session::Step::floor) and pause): what no quicker client
+    /// could save. The job's record sets each run's time beside it.
     fn floor(&self) -> Duration {
         self.stage().estimate
     }

@@ -19,7 +19,7 @@ use burst_meter::environment::Environment;
 mod record;
 pub mod runs;
 
-pub use record::{readme_sentence, record};
+pub use record::{floors, readme_sentence, record};
 pub use runs::{Done, RECORD, RECORD_STAMP, Run, main_job, run_each};
 
 /// Runs the main job: every run, then the record and the README's sentence.

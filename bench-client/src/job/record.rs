@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::Done;
+use super::{Done, Run};
 use crate::experiments::Ran;
 use crate::progress;
 use burst_meter::environment::Environment;
@@ -19,7 +19,7 @@ pub fn readme_sentence(done: &[Done]) -> String {
     let floor: Duration = done.iter().map(|experiment| experiment.floor).sum();
     let mut sentence = format!(
         "The main job took {minutes} min {seconds} s here after the release build ({} × its \
-         plan's estimate): {} experiments",
+         floor, the least its plans can take): {} experiments",
         ratio(took, floor),
         done.len()
     );
@@ -35,6 +35,24 @@ pub fn readme_sentence(done: &[Done]) -> String {
          [results/main-job.md](results/main-job.md).\n",
     );
     sentence
+}
+
+/// `runs` with their commands and floors, and the total: what `all --plan` prints. A run
+/// whose arguments do not parse says why, and counts nothing.
+pub fn floors(runs: &[Run]) -> String {
+    let mut out = String::from("floor s  run\n");
+    let mut total = Duration::ZERO;
+    for run in runs {
+        let floor = run.plan().map(|planned| planned.floor());
+        let shown = match &floor {
+            Ok(floor) => format!("{:>7.0}", floor.as_secs_f64()),
+            Err(error) => format!("{:>7}  (does not parse: {error})", "-"),
+        };
+        total += floor.unwrap_or_default();
+        let _ = writeln!(out, "{shown}  {}\n         {}", run.name(), run.rerun());
+    }
+    let _ = writeln!(out, "{:>7.0}  the whole job", total.as_secs_f64());
+    out
 }
 
 /// The line that says how an experiment ended.
@@ -60,11 +78,13 @@ pub fn record(environment: &Environment, done: &[Done]) -> String {
     );
     out.push_str(&environment.to_markdown());
     out.push_str(
-        "\n## Experiments\n\nEach run's estimate is its plan's own, as the progress view shows it: \
-         its sleeps, its CPU work on the cores, its trials and the protocol's fixed waits, by \
-         the protocol's formulas (a bench: its warm-up and measurement). It is not a floor: \
-         where a run took less, its plan assumed more than the run needed.\n\n\
-         | experiment | command | code stamp | seconds | estimate s | × estimate | outcome |\n\
+        "\n## Experiments\n\nEach run's floor is the least time its plan can take: its sleeps \
+         as the protocol's ideals place them (one after another on the reactor threads for a \
+         route that holds them), its CPU work on the cores, its trials and fixed waits (a \
+         bench: its warm-up and measurement). What a run takes beyond it is the servers' own \
+         time and the client's; `bench-client all --plan` lists the floors without running \
+         anything.\n\n\
+         | experiment | command | code stamp | seconds | floor s | × floor | outcome |\n\
          |---|---|---|---:|---:|---:|---|\n",
     );
     for experiment in done {
@@ -96,7 +116,7 @@ pub fn record(environment: &Environment, done: &[Done]) -> String {
     out
 }
 
-/// `took` over `estimate`, two decimals; `-` where nothing is estimated.
+/// `took` over `floor`, two decimals; `-` where the floor is zero.
 pub fn ratio(took: Duration, floor: Duration) -> String {
     match floor.is_zero() {
         true => "-".to_owned(),

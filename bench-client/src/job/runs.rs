@@ -91,7 +91,7 @@ pub struct Done {
     /// The code stamp its results record.
     pub stamp: String,
     pub took: Duration,
-    /// Its plan's estimate ([`Planned::floor`]), which `took` is set beside.
+    /// The least its plan can take ([`Planned::floor`]), which `took` is set beside.
     pub floor: Duration,
     /// What it wrote, or why it did not finish.
     pub outcome: Result<Ran, String>,

@@ -13,7 +13,7 @@ use crate::walk::{Checker, Finding, Limit, Site, Walked};
 /// What a check said about one route's handler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub enum Catch {
     /// A route that blocks the reactor, reported.
     Caught,
     /// A route that blocks the reactor, not reported.
@@ -24,22 +24,22 @@ pub enum Verdict {
     Silent,
 }
 
-impl Verdict {
-    pub fn of(blocks: bool, reported: bool) -> Verdict {
+impl Catch {
+    pub fn of(blocks: bool, reported: bool) -> Catch {
         match (blocks, reported) {
-            (true, true) => Verdict::Caught,
-            (true, false) => Verdict::Missed,
-            (false, true) => Verdict::FalseAlarm,
-            (false, false) => Verdict::Silent,
+            (true, true) => Catch::Caught,
+            (true, false) => Catch::Missed,
+            (false, true) => Catch::FalseAlarm,
+            (false, false) => Catch::Silent,
         }
     }
 
     pub fn word(self) -> &'static str {
         match self {
-            Verdict::Caught => "caught",
-            Verdict::Missed => "missed",
-            Verdict::FalseAlarm => "false alarm",
-            Verdict::Silent => "silent",
+            Catch::Caught => "caught",
+            Catch::Missed => "missed",
+            Catch::FalseAlarm => "false alarm",
+            Catch::Silent => "silent",
         }
     }
 }
@@ -56,9 +56,9 @@ pub struct Row {
     pub handler_site: Site,
     #[serde(skip)]
     pub handler_end: usize,
-    pub clippy: Verdict,
+    pub clippy: Catch,
     pub clippy_warnings: Vec<Warning>,
-    pub check: Verdict,
+    pub check: Catch,
     pub check_findings: Vec<Finding>,
     pub check_limits: Vec<Limit>,
 }
@@ -238,9 +238,9 @@ fn row(
             line: function.first_line(),
         },
         handler_end: function.last_line(),
-        clippy: Verdict::of(blocks, !clippy_warnings.is_empty()),
+        clippy: Catch::of(blocks, !clippy_warnings.is_empty()),
         clippy_warnings,
-        check: Verdict::of(blocks, !walked.findings.is_empty()),
+        check: Catch::of(blocks, !walked.findings.is_empty()),
         check_findings: walked.findings,
         check_limits: walked.limits,
     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-use crate::measure::{Measured, Row, Verdict};
+use crate::measure::{Measured, Row, Catch};
 
 /// Where and with what the measurement ran.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -119,9 +119,9 @@ impl Tool {
         calls
     }
 
-    fn verdict(self, row: &Row, ignored: Option<&str>) -> Verdict {
+    fn verdict(self, row: &Row, ignored: Option<&str>) -> Catch {
         let reported = self.calls(row).iter().any(|call| Some(*call) != ignored);
-        Verdict::of(row.blocks, reported)
+        Catch::of(row.blocks, reported)
     }
 }
 
@@ -155,10 +155,10 @@ fn summary(md: &mut String, measured: &Measured) {
             let _ = writeln!(
                 md,
                 "| {name} | {counted} | {} of {blocking} | {} | {} of {free} | {} |",
-                count(Verdict::Caught),
-                count(Verdict::Missed),
-                count(Verdict::FalseAlarm),
-                count(Verdict::Silent),
+                count(Catch::Caught),
+                count(Catch::Missed),
+                count(Catch::FalseAlarm),
+                count(Catch::Silent),
             );
         }
     }

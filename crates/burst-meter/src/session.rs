@@ -296,10 +296,11 @@ pub trait Step {
     fn route(&self) -> WorkPath;
     /// What the progress line says while it runs.
     fn describe(&self) -> String;
-    /// What measuring it should take on a target with `threads` reactor threads, from the
-    /// plan (its sleeps and fixed waits; [`PAUSE`] is added by the session): the progress
-    /// view's time left is made of these.
-    fn estimate(&self, threads: usize) -> Duration;
+    /// The least time measuring it can take on a target with `threads` reactor threads: what
+    /// its plan forces (its sleeps as the protocol's ideals place them, its fixed waits;
+    /// [`PAUSE`] is added by the session), which no quicker client could save. The progress
+    /// view's time left is made of these, scaled by how the steps done compared.
+    fn floor(&self, threads: usize) -> Duration;
 }
 
 /// What happens while a run goes on, for the terminal.
@@ -403,7 +404,7 @@ async fn run_target<S: Step, T>(
         on(Event::Running {
             target: target.label(),
             step: step.describe(),
-            estimate: step.estimate(threads) + PAUSE,
+            estimate: step.floor(threads) + PAUSE,
         });
         let result = measure(&running, step).await;
         // Checked after the pause: a server killed during the step may take a moment to

@@ -16,7 +16,7 @@ use console_api as proto;
 use serde::Serialize;
 
 use crate::task::{self, Identity, Task};
-use crate::warnings::{Lint, Verdict};
+use crate::warnings::{Lint, Warning};
 
 /// A line the probe prints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -198,7 +198,7 @@ impl Tracked {
         let mut warnings = HashSet::new();
         for lint in Lint::ALL {
             match lint.check(&self.task, now) {
-                Verdict::Warn => {
+                Warning::Warn => {
                     warnings.insert(lint);
                     if !self.warnings.contains(&lint) {
                         reports.push(Report::Warning {
@@ -208,8 +208,8 @@ impl Tracked {
                         });
                     }
                 }
-                Verdict::Recheck => recheck = true,
-                Verdict::Ok => {}
+                Warning::Recheck => recheck = true,
+                Warning::Ok => {}
             }
         }
         self.warnings = warnings;

@@ -32,7 +32,7 @@ pub enum Lint {
 
 /// What a lint says of a task (tokio-console `Warning`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Warning {
     Ok,
     Warn,
     /// Not yet decided: check again at the next update.
@@ -57,14 +57,14 @@ impl Lint {
     ];
 
     /// The lint's check of `task` at `now` (the UI takes `SystemTime::now()`).
-    pub fn check(self, task: &Task, now: SystemTime) -> Verdict {
+    pub fn check(self, task: &Task, now: SystemTime) -> Warning {
         let warn = |condition: bool| match condition {
-            true => Verdict::Warn,
-            false => Verdict::Ok,
+            true => Warning::Warn,
+            false => Warning::Ok,
         };
         // Every lint but auto-boxed-future leaves blocking and block_on tasks alone.
         if task.is_blocking() && self != Lint::AutoBoxedFuture {
-            return Verdict::Ok;
+            return Warning::Ok;
         }
         match self {
             Lint::SelfWakes => warn(task.self_wake_percent() > SELF_WAKES_PERCENT),
@@ -79,7 +79,7 @@ impl Lint {
                 let identity = &task.identity;
                 match (identity.size_bytes, identity.original_size_bytes) {
                     (Some(size), Some(original)) => warn(size != original),
-                    _ => Verdict::Ok,
+                    _ => Warning::Ok,
                 }
             }
             Lint::LargeFuture => {
@@ -117,12 +117,12 @@ impl Lint {
 
 /// Lines 232-252: only a task running now, polled at most once, and then only once it has
 /// been busy for [`NEVER_YIELDED_BUSY`]; before that, "check again".
-fn never_yielded(task: &Task, now: SystemTime) -> Verdict {
+fn never_yielded(task: &Task, now: SystemTime) -> Warning {
     if task.state() != State::Running || task.stats.polls > 1 {
-        Verdict::Ok
+        Warning::Ok
     } else if task.busy(now) >= NEVER_YIELDED_BUSY {
-        Verdict::Warn
+        Warning::Warn
     } else {
-        Verdict::Recheck
+        Warning::Recheck
     }
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use console_api as proto;
 use console_probe::task::{Identity, Stats, Task};
-use console_probe::warnings::{Lint, Verdict};
+use console_probe::warnings::{Lint, Warning};
 use console_probe::{Console, PollState, Report};
 use proto::field::{Name, Value};
 
@@ -37,8 +37,8 @@ fn running(kind: &str, polls: u64) -> Task {
 fn never_yielded_waits_for_one_second_of_a_first_poll() {
     let task = running("task", 1);
     let check = |after| Lint::NeverYielded.check(&task, t0() + after);
-    assert_eq!(check(999 * MS), Verdict::Recheck);
-    assert_eq!(check(1000 * MS), Verdict::Warn);
+    assert_eq!(check(999 * MS), Warning::Recheck);
+    assert_eq!(check(1000 * MS), Warning::Warn);
     assert_eq!(
         Lint::NeverYielded.format(&task, t0() + 1500 * MS),
         "This task has never yielded (1.5s)"
@@ -50,27 +50,27 @@ fn never_yielded_spares_a_second_poll_a_blocking_task_and_an_idle_one() {
     let late = t0() + 5000 * MS;
     assert_eq!(
         Lint::NeverYielded.check(&running("task", 2), late),
-        Verdict::Ok
+        Warning::Ok
     );
     assert_eq!(
         Lint::NeverYielded.check(&running("blocking", 1), late),
-        Verdict::Ok
+        Warning::Ok
     );
     let mut idle = running("task", 1);
     idle.stats.last_poll_ended = Some(t0() + 3000 * MS);
     idle.stats.busy = 3000 * MS;
-    assert_eq!(Lint::NeverYielded.check(&idle, late), Verdict::Ok);
+    assert_eq!(Lint::NeverYielded.check(&idle, late), Warning::Ok);
 }
 
 #[test]
 fn lost_waker_is_a_live_idle_task_with_no_waker_left() {
     let mut task = running("task", 2);
     task.stats.last_poll_ended = Some(t0() + MS);
-    assert_eq!(Lint::LostWaker.check(&task, t0()), Verdict::Ok);
+    assert_eq!(Lint::LostWaker.check(&task, t0()), Warning::Ok);
     task.stats.waker_drops = 1;
-    assert_eq!(Lint::LostWaker.check(&task, t0()), Verdict::Warn);
+    assert_eq!(Lint::LostWaker.check(&task, t0()), Warning::Warn);
     task.stats.last_wake = Some(t0() + 2 * MS);
-    assert_eq!(Lint::LostWaker.check(&task, t0()), Verdict::Ok, "woken");
+    assert_eq!(Lint::LostWaker.check(&task, t0()), Warning::Ok, "woken");
 }
 
 #[test]
@@ -78,26 +78,26 @@ fn self_wakes_is_strictly_over_half_of_the_wakes() {
     let mut task = running("task", 2);
     task.stats.wakes = 10;
     task.stats.self_wakes = 5;
-    assert_eq!(Lint::SelfWakes.check(&task, t0()), Verdict::Ok);
+    assert_eq!(Lint::SelfWakes.check(&task, t0()), Warning::Ok);
     task.stats.self_wakes = 6;
-    assert_eq!(Lint::SelfWakes.check(&task, t0()), Verdict::Warn);
+    assert_eq!(Lint::SelfWakes.check(&task, t0()), Warning::Warn);
     task.stats.wakes = 0;
     task.stats.self_wakes = 0;
-    assert_eq!(Lint::SelfWakes.check(&task, t0()), Verdict::Ok, "no wakes");
+    assert_eq!(Lint::SelfWakes.check(&task, t0()), Warning::Ok, "no wakes");
 }
 
 #[test]
 fn future_sizes_warn_at_1024_bytes_and_when_boxed() {
     let mut task = running("task", 1);
     task.identity.size_bytes = Some(1023);
-    assert_eq!(Lint::LargeFuture.check(&task, t0()), Verdict::Ok);
+    assert_eq!(Lint::LargeFuture.check(&task, t0()), Warning::Ok);
     task.identity.size_bytes = Some(1024);
-    assert_eq!(Lint::LargeFuture.check(&task, t0()), Verdict::Warn);
+    assert_eq!(Lint::LargeFuture.check(&task, t0()), Warning::Warn);
     let mut boxed = running("blocking", 1);
     boxed.identity.size_bytes = Some(16);
     boxed.identity.original_size_bytes = Some(20_000);
-    assert_eq!(Lint::AutoBoxedFuture.check(&boxed, t0()), Verdict::Warn);
-    assert_eq!(Lint::LargeFuture.check(&boxed, t0()), Verdict::Ok);
+    assert_eq!(Lint::AutoBoxedFuture.check(&boxed, t0()), Warning::Warn);
+    assert_eq!(Lint::LargeFuture.check(&boxed, t0()), Warning::Ok);
 }
 
 // === the updates' flow ===

@@ -206,26 +206,28 @@ impl HealthPlan {
         }
     }
 
-    /// The cost at rest first, on the idle server; then each route's windows.
+    /// The cost at rest first, on the idle server (no sleep: it has no floor); then each
+    /// route's windows.
     pub fn steps(&self) -> Vec<(HealthStep, Duration)> {
-        let mut steps = vec![(HealthStep::Rest, Duration::from_millis(500))];
+        let mut steps = vec![(HealthStep::Rest, Duration::ZERO)];
         for &route in &self.routes {
             for trial in 0..self.trials {
-                let estimate = self.window_estimate(route);
-                steps.push((HealthStep::Window { route, trial }, estimate));
+                let floor = self.window_floor(route);
+                steps.push((HealthStep::Window { route, trial }, floor));
             }
         }
         steps
     }
 
-    /// The window and its drain: on `/bad` the last round of requests is served one at a
-    /// time, and the next window waits for its stalls to pass the health check's period.
-    fn window_estimate(&self, route: WorkPath) -> Duration {
+    /// The window and its drain: on a route that holds the reactor, the requests in flight
+    /// at the window's end are served one at a time, the last of them N − 1 sleeps after the
+    /// one being served. The wait for the health check's period is not counted: a server
+    /// that never failed it does not make the next window wait.
+    fn window_floor(&self, route: WorkPath) -> Duration {
         let sleep = Duration::from_millis(self.sleep_ms);
-        let drain = if route.route().holds_the_reactor() {
-            sleep * self.concurrency as u32 + Duration::from_millis(self.health_period_ms)
-        } else {
-            sleep
+        let drain = match route.route().holds_the_reactor() {
+            true => sleep * self.concurrency.saturating_sub(1) as u32,
+            false => Duration::ZERO,
         };
         Duration::from_millis(self.window_ms) + drain
     }
@@ -245,7 +247,7 @@ impl HealthPlan {
 
     fn timed_steps(&self) -> Vec<TimedStep> {
         (self.steps().into_iter())
-            .map(|(step, estimate)| TimedStep { step, estimate })
+            .map(|(step, floor)| TimedStep { step, floor })
             .collect()
     }
 }
@@ -254,7 +256,7 @@ impl HealthPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimedStep {
     pub step: HealthStep,
-    estimate: Duration,
+    floor: Duration,
 }
 
 impl Step for TimedStep {
@@ -274,8 +276,8 @@ impl Step for TimedStep {
         }
     }
 
-    fn estimate(&self, _threads: usize) -> Duration {
-        self.estimate
+    fn floor(&self, _threads: usize) -> Duration {
+        self.floor
     }
 }
 

@@ -79,7 +79,7 @@ impl Experiment for Probe {
         Stage {
             name: title.to_owned(),
             steps: routes,
-            estimate: plan.estimate() * routes as u32,
+            estimate: plan.floor() * routes as u32,
         }
     }
 
@@ -176,7 +176,7 @@ impl ProbePlan {
 
     /// What one route should take, for the progress view: its requests alone and its rounds,
     /// each with its health checks at rest, at the probe's own check's work per request.
-    fn estimate(&self) -> Duration {
+    fn floor(&self) -> Duration {
         let request = Duration::from_millis(subjects::WORK_MS);
         let round = self.every() * REST_CHECKS + request * self.concurrency as u32 / 2 + PAUSE;
         request * (self.alone + 1) as u32 + round * self.trials as u32

@@ -93,7 +93,7 @@ async fn probe_subject(
         on(Event::Running {
             target: subject.target.label(),
             step: call.to_string(),
-            estimate: plan.estimate(),
+            estimate: plan.floor(),
         });
         let mut probe = RouteProbe::new(subject, call, *expected, plan);
         probe.error = unhealthy.clone();

@@ -250,12 +250,12 @@ impl RacePlan {
 
     /// The trials on one target in one connect mode.
     fn steps(&self, connect: Connect) -> Vec<TrialStep> {
-        let estimate = HEAD_START + Duration::from_millis(self.sleep_ms) * self.concurrency as u32;
         (0..self.trials)
             .map(|index| TrialStep {
                 index,
                 connect,
-                estimate,
+                sleep: Duration::from_millis(self.sleep_ms),
+                concurrency: self.concurrency,
             })
             .collect()
     }
@@ -285,7 +285,8 @@ impl RacePlan {
 pub struct TrialStep {
     pub index: usize,
     pub connect: Connect,
-    estimate: Duration,
+    sleep: Duration,
+    concurrency: usize,
 }
 
 impl Step for TrialStep {
@@ -301,8 +302,11 @@ impl Step for TrialStep {
         format!("/bad trial {} ({connect})", self.index + 1)
     }
 
-    fn estimate(&self, _threads: usize) -> Duration {
-        self.estimate
+    /// The head start and the burst's sleeps in turn on each reactor thread, spread as evenly
+    /// as the kernel could: ⌈N / threads⌉ of them, so no trial is quicker.
+    fn floor(&self, threads: usize) -> Duration {
+        let rounds = self.concurrency.div_ceil(threads.max(1));
+        HEAD_START + self.sleep * rounds as u32
     }
 }
 

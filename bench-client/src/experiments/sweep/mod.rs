@@ -175,10 +175,11 @@ impl SweepPlan {
         }
     }
 
-    /// What a burst of `n` requests of `route` should take.
-    fn estimate(&self, route: WorkPath, n: usize) -> Duration {
+    /// The least a burst of `n` requests of `route` can take: its ideal where the plan knows
+    /// it, else one sleep.
+    fn floor(&self, route: WorkPath, n: usize) -> Duration {
         let burst_ms = self.ideal_ms(route, n).unwrap_or(self.sleep_ms as f64);
-        Duration::from_secs_f64(burst_ms / 1000.0) + CONNECT_COST * n as u32
+        Duration::from_secs_f64(burst_ms / 1000.0)
     }
 
     /// The plan on `targets`, for the progress view.
@@ -193,7 +194,7 @@ impl SweepPlan {
             self.concurrency.iter().map(move |&n| SweepStep {
                 route,
                 n,
-                estimate: self.estimate(route, n),
+                floor: self.floor(route, n),
             })
         });
         all.filter(|step| self.skip_reason(step.route, step.n).is_none())
@@ -206,14 +207,9 @@ impl SweepPlan {
 pub struct SweepStep {
     pub route: WorkPath,
     pub n: usize,
-    /// What it should take: the burst's ideal where the plan knows it (else one sleep), and
-    /// [`CONNECT_COST`] per connection.
-    pub estimate: Duration,
+    /// The least it can take: the burst's ideal where the plan knows it, else one sleep.
+    pub floor: Duration,
 }
-
-/// What opening and closing one connection adds to a burst, roughly, for the progress view's
-/// estimates: tenths of a millisecond on loopback, which add up at N = 10,000.
-pub const CONNECT_COST: Duration = Duration::from_micros(200);
 
 impl Step for SweepStep {
     fn route(&self) -> WorkPath {
@@ -224,8 +220,8 @@ impl Step for SweepStep {
         self.to_string()
     }
 
-    fn estimate(&self, _threads: usize) -> Duration {
-        self.estimate
+    fn floor(&self, _threads: usize) -> Duration {
+        self.floor
     }
 }
 
@@ -393,7 +389,7 @@ mod tests {
     }
 
     #[test]
-    fn each_step_should_take_its_ideal_and_its_connections() {
+    fn each_steps_floor_is_its_ideal() {
         let plan = SweepPlan {
             server: ServerOptions {
                 blocking_threads: Some(40),
@@ -403,13 +399,13 @@ mod tests {
             ..SweepPlan::default()
         };
         let blocking = WorkPath::canonical(Route::OkBlocking);
-        let ideal_and_connects = |ms: u64, n: u32| Duration::from_millis(ms) + CONNECT_COST * n;
-        assert_eq!(plan.estimate(blocking, 41), ideal_and_connects(200, 41));
-        assert_eq!(plan.estimate(BAD, 10), ideal_and_connects(1_000, 10));
+        let ms = Duration::from_millis;
+        assert_eq!(plan.floor(blocking, 41), ms(200));
+        assert_eq!(plan.floor(BAD, 10), ms(1_000));
         let unknown_pool = SweepPlan::default();
         assert_eq!(
-            unknown_pool.estimate(blocking, 1),
-            ideal_and_connects(defaults::SLEEP_MS, 1)
+            unknown_pool.floor(blocking, 1),
+            ms(defaults::SLEEP_MS)
         );
     }
 }

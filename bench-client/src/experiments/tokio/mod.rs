@@ -79,7 +79,7 @@ impl Experiment for Tokio {
 
     fn stage((plan, targets): &(TokioPlan, TokioTargets), title: &str) -> Stage {
         let runs: Vec<Duration> = (plan.schedules(targets).into_iter())
-            .flat_map(|(step, runs)| runs.into_iter().map(move |_| plan.estimate(step) + PAUSE))
+            .flat_map(|(step, runs)| runs.into_iter().map(move |_| plan.floor(step) + PAUSE))
             .collect();
         Stage {
             name: title.to_owned(),
@@ -185,8 +185,8 @@ impl TokioPlan {
         ]
     }
 
-    /// What `step` should take on one server: its requests, one after another.
-    fn estimate(&self, step: TokioStep) -> Duration {
+    /// The least `step` can take on one server: its requests, one after another.
+    fn floor(&self, step: TokioStep) -> Duration {
         let request = Duration::from_millis(self.sleep_ms) + GAP;
         match step {
             TokioStep::CurrentThread => GAP * 2,
@@ -217,8 +217,8 @@ impl Step for TokioCase<'_> {
         }
     }
 
-    fn estimate(&self, _threads: usize) -> Duration {
-        self.1.estimate(self.0)
+    fn floor(&self, _threads: usize) -> Duration {
+        self.1.floor(self.0)
     }
 }
 

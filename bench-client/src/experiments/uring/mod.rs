@@ -225,7 +225,7 @@ impl Default for UringPlan {
 pub struct UringStep {
     pub lead_ms: Option<f64>,
     pub trials: usize,
-    estimate: Duration,
+    floor: Duration,
 }
 
 impl Step for UringStep {
@@ -240,8 +240,8 @@ impl Step for UringStep {
         }
     }
 
-    fn estimate(&self, _threads: usize) -> Duration {
-        self.estimate
+    fn floor(&self, _threads: usize) -> Duration {
+        self.floor
     }
 }
 
@@ -258,13 +258,13 @@ impl UringPlan {
     /// The steps on `setting`: the bursts with no ping, then, if it runs them, each lead's.
     pub fn steps(&self, setting: &Setting) -> Vec<UringStep> {
         let burst = Duration::from_millis(self.sleep_ms) * self.concurrency as u32;
-        let estimate = (burst + BETWEEN_TRIALS) * self.trials as u32;
+        let floor = (burst + BETWEEN_TRIALS) * self.trials as u32;
         let leads = (self.leads_ms.iter()).filter(|_| setting.order);
         (std::iter::once(None).chain(leads.map(|&lead| Some(lead))))
             .map(|lead_ms| UringStep {
                 lead_ms,
                 trials: self.trials,
-                estimate,
+                floor,
             })
             .collect()
     }

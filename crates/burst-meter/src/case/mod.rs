@@ -101,9 +101,12 @@ impl Step for CaseStep<'_> {
     }
 
     /// The head start and the burst: one after another on the reactor threads for the
-    /// routes that block them, the route's best otherwise. A file route's unit is taken as
-    /// the sleep: one read is sized to take about that long ([`DEFAULT_FILE_MB`]).
-    fn estimate(&self, threads: usize) -> Duration {
+    /// routes that block them, the route's best otherwise. A file route's unit is not known
+    /// before its case reads the file alone, so it counts nothing but the head start.
+    fn floor(&self, threads: usize) -> Duration {
+        if self.route.reads_the_file() {
+            return HEAD_START;
+        }
         let (n, ms) = (self.plan.concurrency, self.plan.sleep_ms);
         let ideals = ideals(self.route, n, ms, threads);
         let burst_ms = if self.route.route().holds_the_reactor() {
@@ -240,23 +243,26 @@ pub async fn measure(
 }
 
 /// A file route's unit of work: the quicker of two requests alone, each read timed by the
-/// server (`call_ms`, rounded up to whole ms), with the file hot; then the file is put in the state `cache`
-/// asks for. Falls back to 1 ms if the read failed, so that the burst still runs and fails
-/// on its own terms.
+/// server (`call_ms`, rounded up to whole ms). The first read leaves the file hot, so the
+/// quicker is a hot read whatever the cache held before; then the file is put in the state
+/// `cache` asks for. Falls back to 1 ms if the read failed, so that the burst still runs and
+/// fails on its own terms.
 async fn one_read_alone(
     running: &Running,
     path: &str,
     fixtures: &Fixtures,
     cache: FileCache,
 ) -> u64 {
-    let _ = fixtures.set_cache(FileCache::Hot);
     let mut quickest = f64::INFINITY;
     for _ in 0..2 {
         let alone = get_once(&running.endpoint, path, REQUEST_TIMEOUT).await;
         let body = alone.ok().and_then(|reply| reply.json::<IoWork>());
         quickest = body.map_or(quickest, |body| quickest.min(body.call_ms));
     }
-    let _ = fixtures.set_cache(cache);
+    // The reads alone left it hot; only a cold case needs it put otherwise.
+    if cache == FileCache::Cold {
+        let _ = fixtures.set_cache(cache);
+    }
     if quickest.is_finite() {
         quickest.ceil().max(1.0) as u64
     } else {

@@ -135,12 +135,12 @@ impl ArrivalPlan {
             return Vec::new();
         }
         let burst = Duration::from_millis(self.sleep_ms) * self.concurrency as u32;
-        let estimate = (burst + BETWEEN_TRIALS) * self.trials as u32;
+        let floor = (burst + BETWEEN_TRIALS) * self.trials as u32;
         (self.points.iter())
             .map(|&point| PointStep {
                 point,
                 trials: self.trials,
-                estimate,
+                floor,
             })
             .collect()
     }
@@ -151,7 +151,7 @@ impl ArrivalPlan {
 pub struct PointStep {
     pub point: PingAt,
     pub trials: usize,
-    estimate: Duration,
+    floor: Duration,
 }
 
 impl Step for PointStep {
@@ -163,8 +163,8 @@ impl Step for PointStep {
         format!("ping {} ({} trials)", self.point.describe(), self.trials)
     }
 
-    fn estimate(&self, _threads: usize) -> Duration {
-        self.estimate
+    fn floor(&self, _threads: usize) -> Duration {
+        self.floor
     }
 }
 
