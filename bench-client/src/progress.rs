@@ -41,10 +41,7 @@ impl Stage {
     /// each, as a stage named `name`.
     pub fn of<S: Step>(name: &str, schedule: &[(&Target, usize)], steps: &[S]) -> Stage {
         let per_target = |threads: usize| -> Duration {
-            steps
-                .iter()
-                .map(|step| step.floor(threads) + PAUSE)
-                .sum()
+            steps.iter().map(|step| step.floor(threads) + PAUSE).sum()
         };
         Stage {
             name: name.to_owned(),

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-use crate::measure::{Measured, Row, Catch};
+use crate::measure::{Catch, Measured, Row};
 
 /// Where and with what the measurement ran.
 #[derive(Debug, Clone, serde::Serialize)]

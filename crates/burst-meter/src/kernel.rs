@@ -257,10 +257,7 @@ Tcp: 1 200 120000 -1 54105 53773 309 161 0 607567 605671 953 0 447 0
         let port = listener.local_addr().unwrap().port();
         let _client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         let within = Duration::from_millis(200);
-        assert!(
-            !wait_until_accepted(port, within).await,
-            "not accepted yet"
-        );
+        assert!(!wait_until_accepted(port, within).await, "not accepted yet");
         let queued = port_state(port).expect("sock_diag sees the listener");
         assert_eq!((queued.accept_queue, queued.half_open), (1, 0));
         let _accepted = listener.accept().unwrap();

@@ -403,9 +403,6 @@ mod tests {
         assert_eq!(plan.floor(blocking, 41), ms(200));
         assert_eq!(plan.floor(BAD, 10), ms(1_000));
         let unknown_pool = SweepPlan::default();
-        assert_eq!(
-            unknown_pool.floor(blocking, 1),
-            ms(defaults::SLEEP_MS)
-        );
+        assert_eq!(unknown_pool.floor(blocking, 1), ms(defaults::SLEEP_MS));
     }
 }
