@@ -23,19 +23,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The test targets that time something, as "package test" (test "lib": the unit tests; "doc":
-# the examples in the docs, which `cargo test --doc` compiles and runs).
-TARGETS=(
-    "demo-axum contract"
-    "demo-axum one_minute"
-    "demo-actix contract"
-    "demo-hyper-tokio contract"
-    "demo-hyper-async-std contract"
-    "demo-hyper-smol contract"
-    "demo-axum-compio contract"
-    "demo-ntex contract"
-    "demo-hyper-glommio contract"
-    "demo-hyper-monoio contract"
-    "demo-hyper-monoio blocking_strategy"
+# the examples in the docs, which `cargo test --doc` compiles and runs): every test file of
+# every stack (a crate folder with a stack.toml), then the rest.
+TARGETS=()
+for description in crates/*/stack.toml; do
+    stack=$(basename "$(dirname "$description")")
+    for test in "crates/$stack"/tests/*.rs; do
+        [[ -e $test ]] && TARGETS+=("$stack $(basename "$test" .rs)")
+    done
+done
+TARGETS+=(
     "demo-testkit fastapi"
     "demo-testkit lib"
     "bench-client lib"

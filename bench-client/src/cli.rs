@@ -11,7 +11,6 @@ use crate::experiments::comparison::Comparison;
 use crate::experiments::{self, Entry, Planned};
 use crate::redraw::Redraw;
 use burst_meter::case::HEAD_START;
-use burst_meter::target::SERVERS;
 
 // The commands that are no experiment. (No doc comment: clap would make it the whole
 // command line's about.)
@@ -185,9 +184,9 @@ fn long_about() -> String {
          what every other client of that server saw meanwhile.\n\n\
          Without --servers or --url it runs the full comparison of the {} demo servers \
          (found beside this binary) and writes RESULTS.md and results.json into --out.",
-        SERVERS.len(),
+        stacks::names().len(),
         HEAD_START.as_millis(),
-        SERVERS.len(),
+        stacks::names().len(),
     )
 }
 

@@ -7,13 +7,13 @@ mod common;
 use std::path::Path;
 
 use burst_meter::stats::Verdict;
-use burst_meter::target::{SERVERS, ServerProcess};
+use burst_meter::target::ServerProcess;
 use common::{read_report, real_server, temp_dir};
 
 /// Runs the client to its end with `args` and `--out dir`, once every server it may spawn is
 /// built, and checks that it succeeded.
 fn bench_client_into<S: AsRef<std::ffi::OsStr>>(args: &[S], dir: &Path) -> std::process::Output {
-    for server in SERVERS {
+    for server in stacks::names() {
         real_server(server);
     }
     let out = common::bench_client()
@@ -52,7 +52,9 @@ fn the_default_comparison_shows_bad_serialised_on_every_stack() {
         .map(|case| case.target.as_str())
         .collect();
     assert!(
-        SERVERS.iter().all(|server| targets.contains(server)),
+        stacks::names()
+            .iter()
+            .all(|server| targets.contains(server)),
         "{targets:?}"
     );
     assert_eq!(report.cases.len(), targets.len() * 3);
@@ -96,8 +98,8 @@ fn the_default_comparison_shows_bad_serialised_on_every_stack() {
         .map(|case| case.target.as_str())
         .collect();
     assert_eq!(
-        served[..SERVERS.len()],
-        SERVERS,
+        served[..stacks::names().len()],
+        *stacks::names(),
         "the Rust servers first, in order"
     );
 

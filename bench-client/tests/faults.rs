@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use burst_meter::target::{self, SERVERS, ServerProcess, TargetError};
+use burst_meter::target::{self, ServerProcess, TargetError};
 use common::{Running, bench_client, read_report, real_server, temp_dir};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -363,7 +363,7 @@ fn ten_thousand_concurrent_awaits_complete_on_every_server() {
     let command = format!(
         r#"ulimit -Sn 1024 && exec "{}" --servers {} --routes /ok-await -n 10000 --sleep-ms 500 --out "{}""#,
         env!("CARGO_BIN_EXE_bench-client"),
-        SERVERS.join(","),
+        stacks::names().join(","),
         out.display()
     );
     let run = Command::new("/bin/sh")
@@ -376,7 +376,7 @@ fn ten_thousand_concurrent_awaits_complete_on_every_server() {
         String::from_utf8_lossy(&run.stderr)
     );
     let report = read_report(&out);
-    assert_eq!(report.cases.len(), SERVERS.len());
+    assert_eq!(report.cases.len(), stacks::names().len());
     for case in &report.cases {
         // ntex refuses a request whose head it has not read within its `headers_read_rate`
         // timeout (1 s) with a 408, which a busy machine trips at this N: an answer, and the

@@ -30,6 +30,7 @@ use crate::job::runs::{RECORD, main_job};
 use crate::redraw::readme_report;
 use crate::report::block::{FIGURES, RESULTS};
 use crate::report::pages::{self, same_file};
+use crate::report::stacks::STACKS;
 use crate::stale::{self, Stale, is_results_file, results_files};
 
 /// Where a run of the main job stands in the audited folder.
@@ -148,10 +149,12 @@ fn blocks(root: &Path, notes: &pages::Stale) -> (usize, Vec<String>) {
             wrong.push(format!("{shown}: cannot be read"));
             continue;
         };
-        count += FIGURES.count(&text) + RESULTS.count(&text);
+        count += FIGURES.count(&text) + RESULTS.count(&text) + STACKS.count(&text);
         match pages::refresh(&text, &page, root, notes) {
             Ok(drawn) if drawn == text => {}
-            Ok(_) => wrong.push(format!("{shown}: a figures block differs from its results")),
+            Ok(_) => wrong.push(format!(
+                "{shown}: a block differs from its results or the stacks' descriptions"
+            )),
             Err(why) => wrong.push(format!("{shown}: {why}")),
         }
     }

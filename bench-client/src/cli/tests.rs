@@ -117,7 +117,7 @@ fn bad_flags_are_usage_errors_that_say_what_is_wrong() {
     for (args, says) in [
         (&["--concurrency", "0"][..], "0"),
         (&["--concurrency", "banana"], "banana"),
-        (&["--servers", "demo-rocket"], "demo-axum, demo-actix"),
+        (&["--servers", "demo-nowhere"], "demo-actix, demo-axum"),
         (&["--url", "http://127.0.0.1:1"], "LABEL=URL"),
         (&["--url", "x=https://example"], "http://"),
         (&["--routes", "/ping"], "not a work route"),
@@ -149,7 +149,7 @@ fn the_sweep_reads_its_lists() {
     assert_eq!(args.plan().concurrency, [1, 50, 5000]);
     assert_eq!(args.plan().routes, [WorkPath::canonical(Route::OkAwait)]);
     assert_eq!(args.plan().threads, 2);
-    assert_eq!(args.spawn.targets(&SERVERS).0.len(), 1);
+    assert_eq!(args.spawn.targets(stacks::names()).0.len(), 1);
 }
 
 #[test]
@@ -175,14 +175,14 @@ fn the_thread_matrix_is_a_list() {
 #[test]
 fn all_names_every_server() {
     let args = sweep(&["--servers", "all"]);
-    let (targets, notes) = args.spawn.targets(&SERVERS);
+    let (targets, notes) = args.spawn.targets(stacks::names());
     let names: Vec<&str> = targets.iter().map(Target::label).collect();
     assert_eq!(
         names.len() + notes.len(),
         target::all_servers().len(),
         "{names:?} {notes:?}"
     );
-    assert_eq!(names[..SERVERS.len()], SERVERS);
+    assert_eq!(names[..stacks::names().len()], *stacks::names());
 }
 
 #[test]

@@ -23,15 +23,6 @@ use super::{ALL, Experiment};
 use crate::report::pages;
 use burst_meter::environment::Environment;
 
-/// The servers whose threads each accept on a `SO_REUSEPORT` listener of their own, so that
-/// the kernel's hash, not the load, deals them the connections: what several experiments'
-/// claims tell apart.
-pub const REUSE_PORT: [&str; 3] = [
-    "demo-axum-compio",
-    "demo-hyper-glommio",
-    "demo-hyper-monoio",
-];
-
 /// Whether a claim must hold on any machine, or was seen on the reference machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -12,8 +12,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::{HEIGHT, Mark, PlotError, WIDTH};
 
 /// Okabe–Ito's seven colours, distinct for readers with the common colour-vision
-/// deficiencies, then four of Paul Tol's muted scheme: one colour for each of the eleven
-/// targets (nine stacks, two FastAPI loops). Series beyond the eleventh reuse them.
+/// deficiencies, then four of Paul Tol's muted scheme. Series beyond the eleventh (a stack
+/// added to the workspace) get hues of their own ([`colour`]).
 pub(super) const PALETTE: [RGBColor; 11] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
@@ -47,9 +47,35 @@ const TICK_LABEL_SIZE: u32 = 16;
 const LEGEND_SIZE: u32 = 16;
 const NOTE_SIZE: u32 = 20;
 
-/// The colour of the `index`-th series.
+/// The colour of the `index`-th series: the palette's, then, for as many series as there
+/// are, hues a golden angle apart (each as far as it can be from those before it), at a
+/// lightness that reads on white.
 pub fn colour(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
+    match PALETTE.get(index) {
+        Some(&colour) => colour,
+        None => {
+            let hue = ((index - PALETTE.len()) as f64 * 137.508 + 20.0) % 360.0;
+            hsl(hue, 0.65, 0.42)
+        }
+    }
+}
+
+/// An sRGB colour from hue (degrees), saturation and lightness (0 to 1).
+fn hsl(hue: f64, saturation: f64, lightness: f64) -> RGBColor {
+    let chroma = (1.0 - (2.0 * lightness - 1.0).abs()) * saturation;
+    let sector = hue / 60.0;
+    let x = chroma * (1.0 - (sector % 2.0 - 1.0).abs());
+    let (r, g, b) = match sector as u32 {
+        0 => (chroma, x, 0.0),
+        1 => (x, chroma, 0.0),
+        2 => (0.0, chroma, x),
+        3 => (0.0, x, chroma),
+        4 => (x, 0.0, chroma),
+        _ => (chroma, 0.0, x),
+    };
+    let lift = lightness - chroma / 2.0;
+    let byte = |channel: f64| ((channel + lift) * 255.0).round() as u8;
+    RGBColor(byte(r), byte(g), byte(b))
 }
 
 /// A figure once the data has become lines, ready to render.
@@ -283,5 +309,18 @@ mod tests {
         let long = title.repeat(2);
         assert!((12..TITLE_SIZE).contains(&title_size(&long)));
         assert_eq!(title_size(&long.repeat(10)), 12);
+    }
+
+    #[test]
+    fn the_palette_grows_with_the_series() {
+        let colours: Vec<RGBColor> = (0..40).map(colour).collect();
+        for (index, one) in colours.iter().enumerate() {
+            assert!(
+                !colours[..index].contains(one),
+                "series {index} repeats a colour"
+            );
+        }
+        assert_eq!(hsl(0.0, 1.0, 0.5), RGBColor(255, 0, 0));
+        assert_eq!(hsl(240.0, 1.0, 0.5), RGBColor(0, 0, 255));
     }
 }

@@ -27,6 +27,9 @@ pub enum BlockError {
     /// A figures block's spec names no section: it must be `FILE#HEADING`.
     #[error("`{0}` names no section: write FILE#HEADING")]
     NoSection(String),
+    /// A stacks block asks for a table there is none of.
+    #[error("no stacks table `{0}`: write fixes or fixes-in-full")]
+    NoTable(String),
     /// The results file a block copies has no such heading.
     #[error("{file} has no section headed `{heading}`")]
     NoHeading { file: String, heading: String },

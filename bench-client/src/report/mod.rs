@@ -14,6 +14,7 @@ pub mod block;
 pub mod files;
 pub mod pages;
 pub mod sections;
+pub mod stacks;
 pub mod text;
 
 pub use files::write_atomically;

@@ -20,6 +20,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::block::{BlockError, FIGURES};
+use super::stacks::STACKS;
 use crate::Error;
 
 /// The pages whose blocks [`refresh_all`] rewrites, from the repository's root: the README
@@ -77,10 +78,12 @@ pub fn refresh_all(root: &Path, stale: &Stale) -> Result<Vec<PathBuf>, Error> {
     Ok(changed)
 }
 
-/// `text` (the page at `page`) with each figures block rewritten from its results file.
+/// `text` (the page at `page`) with each figures block rewritten from its results file, and
+/// each stacks block from the stacks' descriptions.
 pub fn refresh(text: &str, page: &Path, root: &Path, stale: &Stale) -> Result<String, BlockError> {
     let page_dir = relative_dir(page, root);
-    FIGURES.rewrite(text, |spec| block(root, &page_dir, spec, stale))
+    let text = FIGURES.rewrite(text, |spec| block(root, &page_dir, spec, stale))?;
+    STACKS.rewrite(&text, super::stacks::body)
 }
 
 /// The block for `spec` (`FILE#HEADING`, FILE from the repository's root), seen from a page

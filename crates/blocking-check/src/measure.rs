@@ -91,17 +91,10 @@ pub struct Measured {
     pub check_parsed: Vec<String>,
 }
 
-/// The server crates: `crates/demo-*` with a `src/main.rs`, sorted.
+/// The server crates: every stack the workspace at `root` describes, in the stacks' order.
 pub fn server_crates(root: &Path) -> Result<Vec<String>, String> {
-    let entries = std::fs::read_dir(root.join("crates")).map_err(|error| error.to_string())?;
-    let mut servers: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.starts_with("demo-"))
-        .filter(|name| root.join("crates").join(name).join("src/main.rs").is_file())
-        .collect();
-    servers.sort();
-    Ok(servers)
+    let stacks = stacks::read(root).map_err(|error| error.to_string())?;
+    Ok(stacks.into_iter().map(|stack| stack.name).collect())
 }
 
 /// The packages clippy checks: the contract and every server.
@@ -138,7 +131,7 @@ pub fn measure(root: &Path, clippy_conf: &Path, list: &CallList) -> Result<Measu
     let roots = checker.roots();
     let mut rows = Vec::new();
     for stack in &stacks {
-        rows.extend(stack_rows(&sources, &checker, stack, &warnings)?);
+        rows.extend(stack_rows(root, &sources, &checker, stack, &warnings)?);
     }
     Ok(Measured {
         clippy_elsewhere: clippy_elsewhere(&sources, &checker, &warnings, &rows),
@@ -150,26 +143,15 @@ pub fn measure(root: &Path, clippy_conf: &Path, list: &CallList) -> Result<Measu
     })
 }
 
-/// Route variant to handler function name on `stack`.
-fn handler_names(sources: &Sources, stack: &str) -> Result<BTreeMap<String, String>, String> {
-    let file = |name: &str| {
-        sources
-            .file_index(name)
-            .map(|index| &sources.files[index].ast)
-            .ok_or_else(|| format!("{name} was not parsed"))
-    };
-    let main_rs = file(&format!("crates/{stack}/src/main.rs"))?;
-    if routes::implements_handlers(main_rs) {
-        let defined = routes::handlers_methods(main_rs);
-        let mut dispatch = routes::hyper_dispatch(file("crates/demo-contract/src/for_hyper.rs")?);
-        dispatch.retain(|_, method| defined.contains(method));
-        Ok(dispatch)
-    } else {
-        Ok(routes::registered(main_rs))
-    }
+/// Route path to handler function name on `stack`, as its description gives them.
+fn handler_names(root: &Path, stack: &str) -> Result<BTreeMap<String, String>, String> {
+    let description = root.join("crates").join(stack).join(stacks::FILE);
+    let stack = stacks::read_one(&description).map_err(|error| error.to_string())?;
+    Ok(stack.handlers)
 }
 
 fn stack_rows(
+    root: &Path,
     sources: &Sources,
     checker: &Checker<'_>,
     stack: &str,
@@ -179,14 +161,14 @@ fn stack_rows(
         .file_index("crates/demo-contract/src/route.rs")
         .ok_or("route.rs was not parsed")?;
     let paths = routes::paths(&sources.files[route_rs].ast);
-    let names = handler_names(sources, stack)?;
+    let names = handler_names(root, stack)?;
     let main_rs = format!("crates/{stack}/src/main.rs");
     let mut rows = Vec::new();
     for (variant, path) in &paths {
         if variant == "Stalls" || variant == "Events" {
             continue;
         }
-        let Some(name) = names.get(variant) else {
+        let Some(name) = names.get(path) else {
             continue;
         };
         let (index, function) = checker

@@ -15,29 +15,6 @@ pub use process::{
     DROP_GRACE, HEALTH_PORT_FLAG, READY_WITHIN, STOP_WITHIN, ServerProcess, StderrTail, TargetError,
 };
 
-/// The nine demo servers, in the order the comparison runs them: the five on readiness
-/// (epoll) runtimes, then the four thread-per-core ones on io_uring.
-pub const SERVERS: [&str; 9] = [
-    "demo-axum",
-    "demo-actix",
-    "demo-hyper-tokio",
-    "demo-hyper-async-std",
-    "demo-hyper-smol",
-    "demo-axum-compio",
-    "demo-ntex",
-    "demo-hyper-glommio",
-    "demo-hyper-monoio",
-];
-
-/// How many of [`SERVERS`], from the first, run on readiness (epoll) runtimes.
-const ON_EPOLL: usize = 5;
-
-/// The demo servers on readiness (epoll) runtimes, shared or work-stealing.
-pub const EPOLL_SERVERS: &[&str] = SERVERS.split_at(ON_EPOLL).0;
-
-/// The demo servers on thread-per-core runtimes over io_uring.
-pub const IO_URING_SERVERS: &[&str] = SERVERS.split_at(ON_EPOLL).1;
-
 /// The original's own stack as reference targets: the project's FastAPI app
 /// (`reference/fastapi/`) under uvicorn with one worker, on asyncio's loop with the h11
 /// parser, and on uvloop with httptools. Each is a script of that name in the app's `bin/`,
@@ -177,9 +154,12 @@ pub fn default_reference_dir() -> PathBuf {
 /// The `--servers` value that names every server.
 pub const ALL: &str = "all";
 
-/// Every server the client can spawn: the demo servers, then the reference targets.
+/// Every server the client can spawn: the workspace's stacks ([`stacks::names`], in their
+/// order), then the reference targets.
 pub fn all_servers() -> Vec<&'static str> {
-    SERVERS.into_iter().chain(REFERENCES).collect()
+    (stacks::names().iter().copied())
+        .chain(REFERENCES)
+        .collect()
 }
 
 /// Where the servers to spawn are: the demo servers' binaries and the FastAPI reference app.
@@ -275,7 +255,7 @@ pub fn as_variants(
 /// At rest's targets: the servers `asked` for, or if none were, the stock servers beside the
 /// variants that add or take away a thread's hop (`demo_contract::variant::VARIANTS`).
 pub fn for_rest(asked: &[String], folders: &Folders) -> Vec<Target> {
-    let (mut targets, _) = choose(asked, &SERVERS, folders);
+    let (mut targets, _) = choose(asked, stacks::names(), folders);
     if asked.is_empty() {
         let variants = demo_contract::variant::VARIANTS.iter();
         targets.extend(variants.map(|variant| Target::variant(variant, &folders.bin_dir)));
@@ -323,7 +303,7 @@ mod tests {
     #[test]
     fn nothing_asked_for_is_the_defaults_less_a_reference_without_its_venv() {
         let (targets, notes) = choose(&[], &all_servers(), &without_venv());
-        assert_eq!(labels(&targets), SERVERS);
+        assert_eq!(labels(&targets), stacks::names());
         assert_eq!(notes.len(), REFERENCES.len(), "{notes:?}");
         assert!(notes[0].starts_with("fastapi-asyncio: left out, no "));
     }
@@ -331,7 +311,7 @@ mod tests {
     #[test]
     fn a_reference_asked_for_by_name_is_kept_and_fails_at_its_turn() {
         let asked = ["demo-axum".to_owned(), "fastapi-uvloop".to_owned()];
-        let (targets, notes) = choose(&asked, &SERVERS, &without_venv());
+        let (targets, notes) = choose(&asked, stacks::names(), &without_venv());
         assert_eq!(labels(&targets), ["demo-axum", "fastapi-uvloop"]);
         assert!(notes.is_empty());
         assert!(matches!(&targets[1], Target::Spawn { launcher, .. }
@@ -341,7 +321,7 @@ mod tests {
     #[test]
     fn all_is_every_server_but_a_reference_without_its_venv() {
         let (targets, notes) = choose(&[ALL.to_owned()], &[], &without_venv());
-        assert_eq!(labels(&targets), SERVERS);
+        assert_eq!(labels(&targets), stacks::names());
         assert_eq!(notes.len(), REFERENCES.len());
     }
 
@@ -357,6 +337,6 @@ mod tests {
         let (targets, _) = for_comparison(&asked, &without_venv(), vec![external]);
         assert_eq!(labels(&targets), ["demo-actix", "x"]);
         let (targets, _) = for_comparison(&[], &without_venv(), Vec::new());
-        assert_eq!(labels(&targets), SERVERS);
+        assert_eq!(labels(&targets), stacks::names());
     }
 }

@@ -30,16 +30,11 @@ use actix_web::{App, HttpServer, web};
 use demo_contract::for_actix::{self, get, record_events, unmatched, watch_request};
 use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
 use hyper_util::rt::TokioIo;
+use std::sync::LazyLock;
 
-static STACK: Stack = Stack {
-    server: "demo-actix",
-    about: "actix-web 4: the demo routes",
-    offload: "actix_web::web::block",
-    timer: "actix_web::rt::time::sleep",
-    yield_now: "actix_web::rt::task::yield_now",
-    http_client: "hyper::client::conn::http1 on actix_web::rt::net::TcpStream (tokio's)",
-    file_api: "tokio::fs::read (std::fs::read on the worker's spawn_blocking)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 /// Answers at once, if this connection's worker is free to poll it.
 async fn ping(demo: web::Data<Demo>) -> Pong {

@@ -44,16 +44,11 @@ use demo_contract::for_axum::{self, unmatched};
 use demo_contract::for_compio;
 use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
 use send_wrapper::SendWrapper;
+use std::sync::LazyLock;
 
-static STACK: Stack = Stack {
-    server: "demo-axum-compio",
-    about: "axum 0.8 on compio (io_uring, thread-per-core): the demo routes",
-    offload: "compio::runtime::spawn_blocking",
-    timer: "compio::time::sleep",
-    yield_now: "futures_lite::future::yield_now",
-    http_client: "hyper::client::conn::http1 on compio::net::TcpStream (cyper_core::HyperStream)",
-    file_api: "compio::fs::read (io_uring OPENAT, then READs until EOF)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 /// Answers at once, if this connection's thread is free to poll it.
 async fn ping(State(demo): State<Demo>) -> Pong {

@@ -34,18 +34,13 @@ use demo_contract::{
     ApiError, CpuWork, Demo, IoWork, Joined, Pong, Ran, Route, Sleep, Spawned, Stack, Work, cpu,
 };
 use hyper_util::rt::TokioIo;
+use std::sync::LazyLock;
 use std::time::Instant;
 use tokio::net::{TcpListener, TcpStream};
 
-static STACK: Stack = Stack {
-    server: "demo-axum",
-    about: "axum 0.8 on tokio: the demo routes",
-    offload: "tokio::task::spawn_blocking",
-    timer: "tokio::time::sleep",
-    yield_now: "tokio::task::yield_now",
-    http_client: "hyper::client::conn::http1 on tokio::net::TcpStream",
-    file_api: "tokio::fs::read (std::fs::read on spawn_blocking)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 /// Answers at once, if the reactor thread is free to poll it.
 async fn ping(State(demo): State<Demo>) -> Pong {

@@ -94,13 +94,24 @@ pub struct Args {
     /// experiment tests (listed below); repeatable; most need --threads 1
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
+
+    /// Print this stack's description (its crate's stack.toml: runtime, driver, fixes,
+    /// handlers) and exit
+    #[arg(long)]
+    pub describe: bool,
 }
 
 impl Args {
     /// Parses `std::env::args` under the server's own name, exiting with a usage error (2)
     /// or the help text as clap does.
     pub fn parse_for(stack: &'static Stack) -> Args {
-        Args::try_parse_for(stack, std::env::args_os()).unwrap_or_else(|error| error.exit())
+        let args =
+            Args::try_parse_for(stack, std::env::args_os()).unwrap_or_else(|error| error.exit());
+        if args.describe {
+            print!("{}", stack.description);
+            std::process::exit(0);
+        }
+        args
     }
 
     /// Parses the given arguments (the first is the program name).
@@ -183,6 +194,7 @@ mod tests {
         yield_now: "",
         http_client: "",
         file_api: "",
+        description: "",
     };
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {

@@ -124,8 +124,8 @@ pub const STOPPING: &str = "signal received: no new connections, finishing reque
 /// What it says if [`SHUTDOWN_GRACE`] runs out before the requests in flight end.
 pub const GRACE_OVER: &str = "grace period over: exiting with requests still in flight";
 
-/// The facts about one server that do not change while it runs: a `const` at the top of each
-/// server's `main.rs`.
+/// The facts about one server that do not change while it runs, from its crate's
+/// `stack.toml` ([`Stack::described`]): a `static` at the top of each server's `main.rs`.
 #[derive(Debug)]
 pub struct Stack {
     /// The binary's name, reported by `/ping`.
@@ -143,9 +143,29 @@ pub struct Stack {
     /// The runtime's async file read, as `/ok-file-await` calls it, and what it does
     /// underneath (from the runtime's source).
     pub file_api: &'static str,
+    /// The description it was read from, which `--describe` prints.
+    pub description: &'static str,
 }
 
 impl Stack {
+    /// The stack `description` (its crate's `stack.toml`, `include_str!`ed) describes.
+    /// Panics if it does not parse: the crate's contract test reads it first.
+    pub fn described(description: &'static str) -> Stack {
+        let stack =
+            stacks::Stack::parse(description).unwrap_or_else(|error| panic!("stack.toml: {error}"));
+        let keep = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+        Stack {
+            server: keep(stack.name),
+            about: keep(stack.about),
+            offload: keep(stack.offload.call),
+            timer: keep(stack.timer.call),
+            yield_now: keep(stack.yield_now),
+            http_client: keep(stack.http_client),
+            file_api: keep(stack.file_api),
+            description,
+        }
+    }
+
     /// Parses the command line, with `--help` and errors under this server's name.
     pub fn args(&'static self) -> Args {
         Args::parse_for(self)
@@ -364,6 +384,7 @@ mod tests {
         yield_now: "task::yield_now",
         http_client: "client::get",
         file_api: "fs::read",
+        description: "",
     };
 
     static EVENTS_OFF: EventLog = EventLog::off();

@@ -30,6 +30,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use async_std::net::{TcpListener, TcpStream};
@@ -39,15 +40,9 @@ use demo_contract::{CpuWork, Demo, Pong, Route, Stack, Work, cpu, for_async_io};
 use futures_lite::StreamExt as _;
 use smol_hyper::rt::{FuturesIo, SmolTimer};
 
-static STACK: Stack = Stack {
-    server: "demo-hyper-async-std",
-    about: "hyper 1 on async-std 1 (discontinued upstream): the demo routes",
-    offload: "async_std::task::spawn_blocking",
-    timer: "async_std::task::sleep",
-    yield_now: "async_std::task::yield_now",
-    http_client: "hyper::client::conn::http1 on async_std::net::TcpStream",
-    file_api: "async_std::fs::read (std::fs::read on spawn_blocking, i.e. blocking::unblock)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 struct HyperAsyncStd;
 

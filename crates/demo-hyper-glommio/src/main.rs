@@ -29,6 +29,7 @@
 //! a task of its thread's executor, which has no other thread (`for_local` says more).
 
 use std::net::SocketAddr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use demo_contract::for_hyper::{Handlers, IoResult};
@@ -37,15 +38,9 @@ use glommio::net::TcpStream;
 use send_wrapper::SendWrapper;
 use smol_hyper::rt::FuturesIo;
 
-static STACK: Stack = Stack {
-    server: "demo-hyper-glommio",
-    about: "hyper 1 on glommio (io_uring, thread-per-core): the demo routes",
-    offload: "glommio::executor().spawn_blocking",
-    timer: "glommio::timer::sleep",
-    yield_now: "glommio::yield_if_needed",
-    http_client: "hyper::client::conn::http1 on glommio::net::TcpStream",
-    file_api: "glommio::io::BufferedFile (io_uring OPENAT, STATX, one READ)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 #[derive(Clone)]
 struct HyperGlommio;

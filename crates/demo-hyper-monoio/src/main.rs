@@ -27,6 +27,7 @@
 //! runtime, which has no other thread (`for_local` says more).
 
 use std::net::SocketAddr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use demo_contract::for_hyper::{Handlers, IoResult};
@@ -36,15 +37,9 @@ use monoio::io::IntoPollIo as _;
 use monoio::net::TcpStream;
 use send_wrapper::SendWrapper;
 
-static STACK: Stack = Stack {
-    server: "demo-hyper-monoio",
-    about: "hyper 1 on monoio (io_uring, thread-per-core): the demo routes",
-    offload: "monoio::spawn_blocking",
-    timer: "monoio::time::sleep",
-    yield_now: "futures_lite::future::yield_now",
-    http_client: "hyper::client::conn::http1 on monoio::net::TcpStream (as a TcpStreamPoll)",
-    file_api: "monoio::fs::read (io_uring OPENAT, STATX, then READs)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 #[derive(Clone)]
 struct HyperMonoio;

@@ -25,6 +25,7 @@
 //!   `incoming()`) and each request's start and end; `GET /events` reports them.
 
 use std::net::SocketAddr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use demo_contract::for_hyper::{self, Handlers, IoResult};
@@ -34,15 +35,9 @@ use smol::stream::StreamExt as _;
 use smol::{Executor, Timer, future};
 use smol_hyper::rt::{FuturesIo, SmolTimer};
 
-static STACK: Stack = Stack {
-    server: "demo-hyper-smol",
-    about: "hyper 1 on smol 2: the demo routes",
-    offload: "smol::unblock",
-    timer: "smol::Timer::after",
-    yield_now: "smol::future::yield_now",
-    http_client: "hyper::client::conn::http1 on smol::net::TcpStream",
-    file_api: "smol::fs::read (async-fs: std::fs::read on blocking::unblock)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 /// The executor every request future is polled on.
 static EXECUTOR: Executor<'static> = Executor::new();

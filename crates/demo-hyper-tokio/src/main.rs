@@ -26,6 +26,7 @@
 //!   takes it and each request's start and end; `GET /events` reports them.
 
 use std::net::SocketAddr;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use demo_contract::for_hyper::{self, Answer, Handlers, IoResult, Task};
@@ -34,15 +35,9 @@ use demo_contract::{CpuWork, Demo, Joined, Pong, Ran, Route, Spawned, Stack, Wor
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 
-static STACK: Stack = Stack {
-    server: "demo-hyper-tokio",
-    about: "hyper 1 directly on tokio: the demo routes",
-    offload: "tokio::task::spawn_blocking",
-    timer: "tokio::time::sleep",
-    yield_now: "tokio::task::yield_now",
-    http_client: "hyper::client::conn::http1 on tokio::net::TcpStream",
-    file_api: "tokio::fs::read (std::fs::read on spawn_blocking)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 struct HyperTokio;
 

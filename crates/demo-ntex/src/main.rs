@@ -27,16 +27,11 @@ use demo_contract::for_ntex::{self, get};
 use demo_contract::{ApiError, CpuWork, Demo, IoWork, Pong, Route, Sleep, Stack, Work, cpu};
 use ntex::client::Client;
 use ntex::web::{ServiceConfig, types::State};
+use std::sync::LazyLock;
 
-static STACK: Stack = Stack {
-    server: "demo-ntex",
-    about: "ntex 3 on its own io_uring runtime: the demo routes",
-    offload: "ntex::rt::spawn_blocking",
-    timer: "ntex::time::sleep",
-    yield_now: "ntex::task::yield_to",
-    http_client: "ntex::client::Client on ntex-net's io_uring TcpStream",
-    file_api: "no async file API in ntex: ntex::rt::spawn_blocking(std::fs::read)",
-};
+/// What this stack is (runtime, driver, its two fixes, each route's handler), described once
+/// in its crate's `stack.toml`, which `--describe` prints.
+static STACK: LazyLock<Stack> = LazyLock::new(|| Stack::described(include_str!("../stack.toml")));
 
 /// Answers at once, if this connection's worker is free to poll it.
 async fn ping(demo: State<Demo>) -> Pong {

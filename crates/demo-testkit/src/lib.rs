@@ -87,6 +87,7 @@ macro_rules! contract_tests {
         [$($tokio_check:ident),+]) => {
         $crate::contract_tests!(@$arm env!(concat!("CARGO_BIN_EXE_", $bin)) =>
             ping_describes_the_server,
+            describes_itself_as_its_stack_toml,
             bad_serialises_on_the_reactor,
             ok_blocking_is_concurrent_off_the_reactor,
             ok_await_is_concurrent_on_the_reactor,

@@ -23,6 +23,37 @@ pub fn ping_describes_the_server(binary: &str) {
     });
 }
 
+/// `--describe` prints the crate's own `stack.toml`, which names this binary and a handler
+/// for each route every stack serves.
+pub fn describes_itself_as_its_stack_toml(binary: &str) {
+    let output = std::process::Command::new(binary)
+        .arg("--describe")
+        .output()
+        .expect("the server runs");
+    assert!(output.status.success(), "--describe failed: {output:?}");
+    let printed = String::from_utf8(output.stdout).expect("UTF-8");
+    let name = std::path::Path::new(binary)
+        .file_name()
+        .expect("a file name");
+    let file = stacks::workspace()
+        .join("crates")
+        .join(name)
+        .join(stacks::FILE);
+    let text = std::fs::read_to_string(&file).expect("the crate's stack.toml");
+    assert_eq!(printed, text, "--describe is not {}", file.display());
+    let stack = stacks::Stack::parse(&printed).expect("a description");
+    assert_eq!(*stack.name, *name);
+    use demo_contract::Route;
+    for route in [Route::Ping, Route::Bad, Route::OkBlocking, Route::OkAwait] {
+        assert!(
+            stack.handlers.contains_key(route.path()),
+            "no handler for {} in {}",
+            route.path(),
+            file.display()
+        );
+    }
+}
+
 pub fn bad_serialises_on_the_reactor(binary: &str) {
     block_on(async {
         let sleep = SHORT_SLEEP;

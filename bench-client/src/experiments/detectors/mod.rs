@@ -27,7 +27,7 @@ use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::progress::Stage;
 use burst_meter::environment::Environment;
 use burst_meter::session::{self, Event, Failure, Running};
-use burst_meter::target::{self, REFERENCES, SERVERS, Target, all_servers};
+use burst_meter::target::{self, REFERENCES, Target, all_servers};
 
 mod args;
 mod claims;
@@ -124,12 +124,30 @@ pub const THRESHOLD_MS: u64 = 100;
 /// (tokio-metrics every 100 ms) or reports when a poll returns prints just after.
 pub const LISTEN_AFTER: Duration = Duration::from_millis(200);
 
+/// The servers a detector runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsOn {
+    /// Every stack of the workspace ([`stacks::names`]): the server's own detector.
+    EveryStack,
+    /// These servers, by name: a detector one runtime or app has.
+    Only(&'static [&'static str]),
+}
+
+impl RunsOn {
+    pub fn has(self, server: &str) -> bool {
+        match self {
+            RunsOn::EveryStack => stacks::names().contains(&server),
+            RunsOn::Only(servers) => servers.contains(&server),
+        }
+    }
+}
+
 /// One way of catching a blocked reactor, and how it is switched on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Detector {
     pub name: &'static str,
-    /// The stacks it runs on, by server name.
-    pub servers: &'static [&'static str],
+    /// The stacks it runs on.
+    pub servers: RunsOn,
     /// The variant that turns it on (`--variant NAME`), if it is not the server's own
     /// detector.
     pub variant: Option<&'static str>,
@@ -162,7 +180,7 @@ pub const PYLEAK_VARIANT: &str = "pyleak";
 pub const DETECTORS: [Detector; 9] = [
     Detector {
         name: "reactor-watch",
-        servers: &SERVERS,
+        servers: RunsOn::EveryStack,
         variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "reactor thread",
@@ -173,7 +191,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "tokio-metrics TaskMonitor",
-        servers: &[AXUM_TASK_MONITOR.server],
+        servers: RunsOn::Only(&[AXUM_TASK_MONITOR.server]),
         variant: Some(AXUM_TASK_MONITOR.name),
         stall_ms: 0,
         marker: "tokio-metrics TaskMonitor:",
@@ -182,7 +200,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "tokio poll hooks",
-        servers: &[TOKIO_POLL_HOOKS.server],
+        servers: RunsOn::Only(&[TOKIO_POLL_HOOKS.server]),
         variant: Some(TOKIO_POLL_HOOKS.name),
         stall_ms: 0,
         marker: "tokio poll hooks:",
@@ -191,7 +209,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "tokio-console never-yielded",
-        servers: &[TOKIO_CONSOLE.server],
+        servers: RunsOn::Only(&[TOKIO_CONSOLE.server]),
         variant: Some(TOKIO_CONSOLE.name),
         stall_ms: 0,
         marker: r#"{"event":"warning","lint":"never-yielded""#,
@@ -205,7 +223,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "tokio-console task list",
-        servers: &[TOKIO_CONSOLE.server],
+        servers: RunsOn::Only(&[TOKIO_CONSOLE.server]),
         variant: Some(TOKIO_CONSOLE.name),
         stall_ms: 0,
         marker: r#"{"event":"poll""#,
@@ -218,7 +236,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "glommio stall detector",
-        servers: &[GLOMMIO_STALL_DETECTOR.server],
+        servers: RunsOn::Only(&[GLOMMIO_STALL_DETECTOR.server]),
         variant: Some(GLOMMIO_STALL_DETECTOR.name),
         stall_ms: 0,
         marker: "[stall-detector -- executor",
@@ -227,7 +245,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "asyncio debug mode",
-        servers: &[REFERENCES[0]],
+        servers: RunsOn::Only(&[REFERENCES[0]]),
         variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "Executing ",
@@ -238,7 +256,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "uvloop debug mode",
-        servers: &[REFERENCES[1]],
+        servers: RunsOn::Only(&[REFERENCES[1]]),
         variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "Executing ",
@@ -248,7 +266,7 @@ pub const DETECTORS: [Detector; 9] = [
     },
     Detector {
         name: "pyleak no_event_loop_blocking",
-        servers: &REFERENCES,
+        servers: RunsOn::Only(&REFERENCES),
         variant: Some(PYLEAK_VARIANT),
         stall_ms: 0,
         marker: "Event loop blocked for",
@@ -264,7 +282,7 @@ pub const DETECTORS: [Detector; 9] = [
 /// no variant.
 pub const BASELINE: Detector = Detector {
     name: "none",
-    servers: &[],
+    servers: RunsOn::Only(&[]),
     variant: None,
     stall_ms: 0,
     marker: "",
@@ -284,11 +302,7 @@ pub struct DetectorRun {
 /// Each of `targets` that some detector runs on with none, for the cost's baseline, then every
 /// detector on each of `targets` it runs on, in the order of [`DETECTORS`].
 pub fn runs(targets: &[Target]) -> Vec<DetectorRun> {
-    let watched = |target: &&Target| {
-        DETECTORS
-            .iter()
-            .any(|d| d.servers.contains(&target.label()))
-    };
+    let watched = |target: &&Target| DETECTORS.iter().any(|d| d.servers.has(target.label()));
     let mut runs: Vec<DetectorRun> = (targets.iter().filter(watched))
         .map(|target| DetectorRun {
             detector: BASELINE,
@@ -297,10 +311,7 @@ pub fn runs(targets: &[Target]) -> Vec<DetectorRun> {
         })
         .collect();
     for detector in DETECTORS {
-        for target in targets
-            .iter()
-            .filter(|t| detector.servers.contains(&t.label()))
-        {
+        for target in targets.iter().filter(|t| detector.servers.has(t.label())) {
             let stack = target.label().to_owned();
             let target = as_variant(detector, target.clone());
             runs.push(DetectorRun {

@@ -7,7 +7,6 @@ use super::HealthReport;
 use super::tally::{BLOCKING_ROUTE, ProbeTally};
 use super::window::Probed;
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
-use burst_meter::target::SERVERS;
 
 /// With the period of the servers' health check; and with none, forgetting a stall at once.
 const HEALTH: &str = "results/health";
@@ -78,8 +77,8 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
                     .find(|tally| tally.stack == stack && tally.endpoint == endpoint);
                 tally.and_then(|tally| tally.median_ms)
             };
-            for stack in SERVERS {
-                let measured = (health.rest_tallies.iter()).any(|tally| tally.stack == stack);
+            for stack in stacks::names() {
+                let measured = (health.rest_tallies.iter()).any(|tally| tally.stack == *stack);
                 present(measured.then_some(()), || {
                     format!("{stack}: not measured at rest")
                 })?;

@@ -22,7 +22,7 @@ use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::progress::Stage;
 use burst_meter::environment::Environment;
 use burst_meter::session::{self, Event, Failure, ServerOptions, ServerSetup, Step};
-use burst_meter::target::{SERVERS, Target};
+use burst_meter::target::Target;
 use burst_meter::work::WorkPath;
 
 mod args;
@@ -74,7 +74,7 @@ impl Experiment for Health {
     type Record = HealthReport;
 
     fn plan(args: &HealthArgs) -> ((HealthPlan, Vec<Target>), Vec<String>) {
-        let (targets, notes) = args.spawn.targets(&SERVERS);
+        let (targets, notes) = args.spawn.targets(stacks::names());
         ((args.plan(), targets), notes)
     }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::args::Call;
 use super::verdict::{Finding, Verdict};
 use burst_meter::http::Endpoint;
-use burst_meter::target::{Folders, Launcher, SERVERS, Target};
+use burst_meter::target::{Folders, Launcher, Target};
 use burst_meter::work::WorkPath;
 
 /// What a route of the probe's own check must get: the verdict, and whether the health check
@@ -144,10 +144,10 @@ pub fn own_check(folders: &Folders) -> Vec<Subject> {
         fastapi,
         &[Route::Bad, Route::OkBlocking, Route::OkAwait],
     ));
-    for server in SERVERS {
+    for server in stacks::names() {
         let target = one_thread(Target::server(server, &folders.bin_dir));
         let mut routes = vec![Route::Bad, Route::OkBlocking, Route::OkAwait];
-        if server == ALL_ROUTES_ON {
+        if *server == ALL_ROUTES_ON {
             routes.extend(
                 WorkPath::CPU
                     .iter()

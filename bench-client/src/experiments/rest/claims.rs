@@ -4,7 +4,6 @@ use demo_contract::variant::{SMOL_EXECUTOR_ON_MAIN, TOKIO_REACTOR_ON_WORKER};
 
 use super::{RestPoint, RestReport};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
-use burst_meter::target::SERVERS;
 
 const REST: &str = "results/rest";
 
@@ -85,9 +84,10 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
                 p50s.iter().copied().fold(f64::MAX, f64::min),
                 p50s.iter().copied().fold(f64::MIN, f64::max),
             );
-            expect(p50s.len() == SERVERS.len() && max - min < 0.05, || {
-                format!("medians from {min:.3} to {max:.3} ms")
-            })
+            expect(
+                p50s.len() == stacks::names().len() && max - min < 0.05,
+                || format!("medians from {min:.3} to {max:.3} ms"),
+            )
         },
     },
     Claim {
@@ -211,7 +211,7 @@ fn point<'a>(rest: &'a RestReport, target: &str, pause: u64) -> Result<&'a RestP
 fn stock(rest: &RestReport) -> impl Iterator<Item = &RestPoint> {
     rest.points
         .iter()
-        .filter(|point| SERVERS.contains(&&*point.target))
+        .filter(|point| stacks::names().contains(&&*point.target))
 }
 
 /// The pauses at which every thread is asleep as the ping arrives: at least one, else the run
@@ -226,7 +226,7 @@ fn asleep(rest: &RestReport) -> Result<Vec<u64>, Shortfall> {
 /// Every stock server has a point at each of `pauses`; else the run lacks it.
 fn every_stock_server(rest: &RestReport, pauses: &[u64]) -> Result<(), Shortfall> {
     for pause in pauses {
-        for target in SERVERS {
+        for target in stacks::names() {
             point(rest, target, *pause)?;
         }
     }

@@ -2,7 +2,6 @@
 
 use super::{Point, SweepReport};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
-use burst_meter::target::SERVERS;
 
 /// The concurrency sweep, and the bounded pools' staircase.
 const SWEEP: &str = "results/sweep";
@@ -110,9 +109,9 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
                 .server
                 .blocking_threads
                 .ok_or(Shortfall::Lacks("no pool size set".to_owned()))?;
-            for server in SERVERS {
+            for server in stacks::names() {
                 some_point(sweep, "/ok-def", &format!("on {server}"), |point| {
-                    point.target == server
+                    point.target == *server
                 })?;
             }
             // A pool of K threads runs the N sleeps K at a time: ⌈N / K⌉ rounds of one sleep,

@@ -21,7 +21,7 @@ use burst_meter::session::{
     ServerSetup, Step,
 };
 use burst_meter::stats::{RequestTimes, evenly_spaced};
-use burst_meter::target::{SERVERS, Target};
+use burst_meter::target::Target;
 use burst_meter::work::WorkPath;
 
 mod args;
@@ -53,7 +53,7 @@ impl Experiment for Sweep {
     type Record = SweepReport;
 
     fn plan(args: &SweepArgs) -> ((SweepPlan, Vec<Target>), Vec<String>) {
-        let (targets, notes) = args.spawn.targets(&SERVERS);
+        let (targets, notes) = args.spawn.targets(stacks::names());
         ((args.plan(), targets), notes)
     }
 

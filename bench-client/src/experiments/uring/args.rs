@@ -6,7 +6,6 @@ use clap::builder::RangedU64ValueParser;
 
 use super::{UringPlan, defaults};
 use crate::experiments::flags::sleep_ms;
-use burst_meter::target;
 
 /// Where io_uring differs: on each io_uring server, stock and as each variant that changes
 /// the mechanism (--variant, crates/demo-contract/src/variant.rs), --trials bursts of /bad on
@@ -17,7 +16,7 @@ use burst_meter::target;
 #[derive(Debug, clap::Args)]
 pub struct UringArgs {
     /// The io_uring servers to run, comma-separated, each stock and as each of its variants
-    #[arg(long, value_delimiter = ',', default_values_t = target::IO_URING_SERVERS.iter().map(|name| name.to_string()), value_parser = clap::builder::PossibleValuesParser::new(target::IO_URING_SERVERS.iter().copied()))]
+    #[arg(long, value_delimiter = ',', default_values_t = stacks::on(stacks::Driver::IoUring).iter().map(|name| name.to_string()), value_parser = clap::builder::PossibleValuesParser::new(stacks::on(stacks::Driver::IoUring).iter().copied()))]
     pub servers: Vec<String>,
 
     /// Folder of the server binaries [default: the folder of this binary]

@@ -37,7 +37,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
                     })
                     .collect()
             };
-            let (epoll, uring) = (slowest(EPOLL_SERVERS)?, slowest(IO_URING_SERVERS)?);
+            let (epoll, uring) = (
+                slowest(stacks::on(stacks::Driver::Epoll))?,
+                slowest(stacks::on(stacks::Driver::IoUring))?,
+            );
             let epoll_max = epoll.iter().map(|(_, ms)| *ms).fold(f64::MIN, f64::max);
             let uring_min = uring.iter().map(|(_, ms)| *ms).fold(f64::MAX, f64::min);
             expect(epoll_max < uring_min, || {
@@ -85,7 +88,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         dir: CPU,
         kind: Kind::Physics,
         holds: |report| {
-            for server in EPOLL_SERVERS {
+            for server in stacks::on(stacks::Driver::Epoll) {
                 let case = case(report, server, "/ok-cpu-yield", 1)?;
                 let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
                 let a_round = ping.is_some_and(|p50| p50 < 20.0);
@@ -229,7 +232,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         kind: Kind::Physics,
         holds: |report| {
             let cores = cores(&report.environment)?;
-            let servers = EPOLL_SERVERS
+            let servers = stacks::on(stacks::Driver::Epoll)
                 .iter()
                 .copied()
                 .chain(std::iter::once("demo-ntex"));
@@ -248,7 +251,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         dir: CPU,
         kind: Kind::Observed,
         holds: |report| {
-            let cases = SERVERS
+            let cases = stacks::names()
                 .iter()
                 .map(|server| case(report, server, "/bad-cpu", 2));
             let cases = cases.collect::<Result<Vec<_>, _>>()?;
@@ -263,7 +266,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 cores(&report.environment)?,
             );
             expect(
-                REUSE_PORT.contains(&&*slowest.target) && slowest.wall_ms > 1.1 * allowed,
+                stacks::reuse_port(&slowest.target) && slowest.wall_ms > 1.1 * allowed,
                 || described(slowest),
             )
         },
@@ -292,7 +295,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 p90 - p50 < 0.01 * ntex.wall_ms && p50 >= 0.8 * ntex.wall_ms
             });
             expect(bunched, || described(ntex))?;
-            for server in EPOLL_SERVERS {
+            for server in stacks::on(stacks::Driver::Epoll) {
                 let other = case(report, server, "/bad-cpu", 1)?;
                 expect(median_answer(other) < 0.6 * other.wall_ms, || {
                     described(other)

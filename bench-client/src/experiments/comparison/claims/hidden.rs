@@ -26,7 +26,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
             for case in &report.cases {
                 let stalls = present(case.stalls.as_ref(), || described(case))?;
                 let file_fix_on_python =
-                    !SERVERS.contains(&&*case.target) && case.route.contains("-file-");
+                    !stacks::names().contains(&&*case.target) && case.route.contains("-file-");
                 let upheld = match case.route.strip_prefix("/bad") {
                     Some(_) => {
                         let booked = [format!("GET {}", case.route)];

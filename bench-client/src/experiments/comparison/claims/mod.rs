@@ -3,12 +3,11 @@
 //! share are here.
 
 use super::Report;
-use crate::experiments::claims::{Claim, Kind, REUSE_PORT, Shortfall, cores, expect, present};
+use crate::experiments::claims::{Claim, Kind, Shortfall, cores, expect, present};
 use burst_meter::case::Case;
 use burst_meter::stats::Verdict;
 #[cfg(doc)]
 use burst_meter::stats::percentile;
-use burst_meter::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 
 mod cpu;
 mod hidden;
@@ -75,7 +74,7 @@ fn rust_cases(
     route: &str,
     holds: impl Fn(&Case) -> bool,
 ) -> Result<(), Shortfall> {
-    for server in SERVERS {
+    for server in stacks::names() {
         let case = case(report, server, route, 1)?;
         expect(holds(case), || described(case))?;
     }
@@ -89,7 +88,7 @@ fn rust_pairs(
     second: &str,
     holds: impl Fn(&Case, &Case) -> bool,
 ) -> Result<(), Shortfall> {
-    pairs(report, &SERVERS, first, second, holds)
+    pairs(report, stacks::names(), first, second, holds)
 }
 
 /// As [`rust_pairs`], on the FastAPI apps.
@@ -192,5 +191,5 @@ fn every_case(report: &Report, route: &str, holds: fn(&Case) -> bool) -> Result<
 
 /// The Rust stacks' cases of `report` that `pick` keeps.
 fn rust_cases_of(report: &Report, pick: fn(&Case) -> bool) -> impl Iterator<Item = &Case> {
-    (report.cases.iter()).filter(move |case| SERVERS.contains(&&*case.target) && pick(case))
+    (report.cases.iter()).filter(move |case| stacks::names().contains(&&*case.target) && pick(case))
 }

@@ -9,7 +9,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         kind: Kind::Physics,
         holds: |report| {
             let targets = report.targets();
-            let stacks = SERVERS.iter().chain(FASTAPI);
+            let stacks = stacks::names().iter().chain(FASTAPI);
             let left_out: Vec<&&str> = stacks.filter(|s| !targets.contains(s)).collect();
             if !left_out.is_empty() {
                 return Err(Shortfall::Lacks(format!(
@@ -144,7 +144,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 Ok::<_, Shortfall>(case.wall_ms - case.sleep_ms as f64)
             };
             let ntex = past("demo-ntex")?;
-            for target in SERVERS.iter().filter(|target| **target != "demo-ntex") {
+            for target in stacks::names()
+                .iter()
+                .filter(|target| **target != "demo-ntex")
+            {
                 let other = past(target)?;
                 expect(other < ntex, || {
                     format!("past one sleep: ntex {ntex:.1} ms, {target} {other:.1} ms")

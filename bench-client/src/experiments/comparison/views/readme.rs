@@ -11,7 +11,6 @@ use crate::report::block::{RESULTS, replace_in};
 use crate::report::text::{latency_range, range};
 use burst_meter::case::{Case, Plan};
 use burst_meter::stats::Verdict;
-use burst_meter::target::{EPOLL_SERVERS, IO_URING_SERVERS, SERVERS};
 
 /// The README, from the repository's root: its results block is the full comparison's.
 pub const README: &str = "README.md";
@@ -80,7 +79,10 @@ pub fn block(report: &Report, stale: Option<&str>) -> String {
 fn columns(report: &Report) -> Vec<(String, Vec<&str>)> {
     let targets = report.targets();
     let mut columns = Vec::new();
-    for (design, group) in [("epoll", EPOLL_SERVERS), ("io_uring", IO_URING_SERVERS)] {
+    for (design, group) in [
+        ("epoll", stacks::on(stacks::Driver::Epoll)),
+        ("io_uring", stacks::on(stacks::Driver::IoUring)),
+    ] {
         let rust: Vec<&str> = (targets.iter().copied())
             .filter(|target| group.contains(target))
             .collect();
@@ -90,7 +92,7 @@ fn columns(report: &Report) -> Vec<(String, Vec<&str>)> {
     }
     columns.extend(
         (targets.iter())
-            .filter(|target| !SERVERS.contains(target))
+            .filter(|target| !stacks::names().contains(target))
             .map(|target| (target.to_string(), vec![*target])),
     );
     columns

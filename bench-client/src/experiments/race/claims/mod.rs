@@ -6,10 +6,10 @@ use demo_contract::variant::{
 
 use super::arrival::PingAt;
 use super::{GotIn, RaceReport, Tally};
-use crate::experiments::claims::{Claim, Kind, REUSE_PORT, Shortfall, expect, present};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
 use crate::report::text::connect_text;
 use burst_meter::burst::Connect;
-use burst_meter::target::{REFERENCES, SERVERS};
+use burst_meter::target::REFERENCES;
 
 mod one_thread;
 mod per_core;
@@ -32,7 +32,10 @@ const ONE_PER_ACCEPT: [&str; 2] = ["demo-axum-compio", "demo-hyper-monoio"];
 /// were each shorter than every other Rust stack's.
 fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), Shortfall> {
     let median = |tally: &Tally| tally.slowest_sleeps.map(|[_, median, _]| median);
-    all_measured(&SERVERS, during(race).map(|tally| tally.target.as_str()))?;
+    all_measured(
+        stacks::names(),
+        during(race).map(|tally| tally.target.as_str()),
+    )?;
     let rust = during(race).filter(|tally| tally.target.starts_with("demo-"));
     let (apart, others): (Vec<&Tally>, Vec<&Tally>) =
         rust.partition(|tally| ONE_PER_ACCEPT.contains(&tally.target.as_str()));
@@ -57,7 +60,7 @@ fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), Shortfal
 fn reuse_port_bursts_last_longest(race: &RaceReport) -> Result<(), Shortfall> {
     every_stack_tallied(race)?;
     let (reuse_port, others): (Vec<&Tally>, Vec<&Tally>) =
-        (race.tallies.iter()).partition(|tally| REUSE_PORT.contains(&tally.target.as_str()));
+        (race.tallies.iter()).partition(|tally| stacks::reuse_port(tally.target.as_str()));
     let most_of_others = others.iter().map(|tally| tally.open_scheduled).max();
     let most_of_others = present(most_of_others, || {
         "no stack without SO_REUSEPORT".to_owned()
@@ -164,7 +167,7 @@ fn handled_after(
 /// thread, the only count they run at.
 fn stacks(race: &RaceReport) -> Vec<&'static str> {
     let fastapi = REFERENCES.iter().filter(|_| race.plan.threads == 1);
-    SERVERS.iter().chain(fastapi).copied().collect()
+    stacks::names().iter().chain(fastapi).copied().collect()
 }
 
 /// Every one of `stacks` is among the targets `measured`; else the run lacks those left out

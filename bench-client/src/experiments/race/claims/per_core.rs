@@ -10,7 +10,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         holds: |race| {
             every_stack_tallied(race)?;
             for tally in &race.tallies {
-                let reuse_port = REUSE_PORT.contains(&tally.target.as_str());
+                let reuse_port = stacks::reuse_port(tally.target.as_str());
                 let upheld = tally.failed == 0
                     && (tally.waited_for_all == 0 || reuse_port && tally.waited_for_all <= 2);
                 expect(upheld, || outcomes(tally))?;

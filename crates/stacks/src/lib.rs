@@ -1,0 +1,297 @@
+//! The stacks, as each describes itself: a server crate of this workspace is a stack if its
+//! folder holds a `stack.toml` ([`FILE`]), as a framework of TechEmpower's benchmarks is a
+//! folder with its `benchmark_config.json`. Everything that runs, checks or draws the stacks
+//! finds them here, in one order ([`all`]): nothing else lists them, so that a new stack
+//! joins by its folder alone.
+//!
+//! The reference app (`reference/fastapi/`) describes itself the same way ([`reference`]);
+//! it is not a stack of the workspace, and [`all`] leaves it out.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
+/// The description's file name, in a stack's crate folder.
+pub const FILE: &str = "stack.toml";
+
+/// One stack: what its crate's [`FILE`] says.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stack {
+    /// The crate's name, which is its binary's and the results' name for it.
+    pub name: String,
+    /// How the pages name it: the framework, and the runtime where the framework has others.
+    pub display: String,
+    /// One line for the server's `--help`.
+    pub about: String,
+    /// The async runtime its reactor threads run.
+    pub runtime: String,
+    pub driver: Driver,
+    /// How its reactor threads are arranged, in a sentence.
+    pub threads: String,
+    pub placement: Placement,
+    pub pool: Pool,
+    /// The fix that keeps the blocking call: the runtime's blocking pool.
+    pub offload: Fix,
+    /// The fix that removes it: the runtime's own timer, in place of `std::thread::sleep`.
+    pub timer: Fix,
+    /// The runtime's yield: the task goes to the back of the queue.
+    pub yield_now: String,
+    /// The async HTTP client `/ok-http-await` awaits, on this runtime's sockets.
+    pub http_client: String,
+    /// The runtime's async file read as `/ok-file-await` calls it, and what it does
+    /// underneath.
+    pub file_api: String,
+    /// What to watch for with its fixes, if anything: one sentence, for the fix page.
+    #[serde(default)]
+    pub bites: String,
+    /// Each route's handler: the route's path, and the function in `src/main.rs` that serves
+    /// it (blocking-check reads the routes from here).
+    #[serde(default)]
+    pub handlers: BTreeMap<String, String>,
+}
+
+/// The system call its reactor threads wait on for readiness or completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Driver {
+    /// Readiness: epoll, on a work-stealing or shared runtime.
+    Epoll,
+    /// Completion: io_uring, thread-per-core.
+    IoUring,
+}
+
+impl Driver {
+    pub const ALL: [Driver; 2] = [Driver::Epoll, Driver::IoUring];
+
+    /// As the pages write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Driver::Epoll => "epoll",
+            Driver::IoUring => "io_uring",
+        }
+    }
+}
+
+impl fmt::Display for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
+    }
+}
+
+/// Which reactor thread a new connection lands on; it stays there on every stack but the
+/// work-stealing ones' tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// One listener that every reactor thread may accept from; tasks may move.
+    Shared,
+    /// An accept thread hands each connection to one worker, round-robin.
+    AcceptThread,
+    /// A listener per thread with `SO_REUSEPORT`: the kernel picks one by the connection's
+    /// hash, so two connections may land on one thread while another is idle.
+    ReusePort,
+}
+
+/// The blocking pool the offload runs on.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pool {
+    /// Its default size in threads, where it is one number whatever the machine.
+    pub threads: Option<usize>,
+    /// Its size and scope, in a sentence (per runtime, per worker, shared).
+    pub about: String,
+}
+
+/// One fix: the call, and the `use` lines it needs.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fix {
+    pub call: String,
+    #[serde(rename = "use", default)]
+    pub uses: Vec<String>,
+    /// The type its `.await` gives back (the offload's handle, `T` the closure's), if the
+    /// fix has one.
+    #[serde(default)]
+    pub gives: String,
+}
+
+/// A description that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Stack {
+    /// A description from its text.
+    pub fn parse(text: &str) -> Result<Stack, String> {
+        toml::from_str(text).map_err(|error| error.to_string())
+    }
+
+    /// Whether the kernel places its connections ([`Placement::ReusePort`]).
+    pub fn reuse_port(&self) -> bool {
+        self.placement == Placement::ReusePort
+    }
+}
+
+/// The workspace these descriptions are read from: where this crate was built.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The stacks of the workspace at `root`: every `crates/*/stack.toml`, by driver (epoll
+/// first), then by name. The order every run, table and figure follows.
+pub fn read(root: &Path) -> Result<Vec<Stack>, Error> {
+    let crates = root.join("crates");
+    let entries = std::fs::read_dir(&crates).map_err(|error| Error {
+        path: crates.clone(),
+        reason: error.to_string(),
+    })?;
+    let mut stacks = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path().join(FILE);
+        if path.is_file() {
+            stacks.push(read_one(&path)?);
+        }
+    }
+    stacks.sort_by(|a, b| (a.driver, &a.name).cmp(&(b.driver, &b.name)));
+    Ok(stacks)
+}
+
+/// One description, which must name the folder it is in.
+pub fn read_one(path: &Path) -> Result<Stack, Error> {
+    let failed = |reason: String| Error {
+        path: path.to_owned(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
+    let stack = Stack::parse(&text).map_err(failed)?;
+    let folder = path.parent().and_then(Path::file_name);
+    let named_for_folder = folder.is_some_and(|folder| *folder == *stack.name);
+    if path.starts_with(workspace().join("crates")) && !named_for_folder {
+        return Err(failed(format!("names `{}`, not its folder", stack.name)));
+    }
+    Ok(stack)
+}
+
+static ALL: LazyLock<Vec<Stack>> =
+    LazyLock::new(|| read(&workspace()).unwrap_or_else(|error| panic!("a stack: {error}")));
+
+static NAMES: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| ALL.iter().map(|stack| stack.name.as_str()).collect());
+
+/// The workspace's stacks, in their order ([`read`]). Panics, naming the file, if a
+/// description cannot be read: a test reads them all first.
+pub fn all() -> &'static [Stack] {
+    &ALL
+}
+
+/// Their names, in the same order.
+pub fn names() -> &'static [&'static str] {
+    &NAMES
+}
+
+/// The stack named `name`, if the workspace has it.
+pub fn named(name: &str) -> Option<&'static Stack> {
+    all().iter().find(|stack| stack.name == name)
+}
+
+static ON: LazyLock<[Vec<&'static str>; 2]> = LazyLock::new(|| {
+    Driver::ALL.map(|driver| {
+        (all().iter())
+            .filter(|stack| stack.driver == driver)
+            .map(|stack| stack.name.as_str())
+            .collect()
+    })
+});
+
+/// The names of the stacks on `driver`, in order.
+pub fn on(driver: Driver) -> &'static [&'static str] {
+    &ON[driver as usize]
+}
+
+/// Whether `name` is a stack whose kernel places its connections ([`Placement::ReusePort`]):
+/// what several experiments' claims tell apart.
+pub fn reuse_port(name: &str) -> bool {
+    named(name).is_some_and(Stack::reuse_port)
+}
+
+/// The reference app's description (`reference/fastapi/stack.toml`).
+pub fn reference() -> Result<Stack, Error> {
+    read_one(&workspace().join("reference/fastapi").join(FILE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_description_reads_and_names_its_crate() {
+        let stacks = read(&workspace()).unwrap();
+        assert!(!stacks.is_empty());
+        for stack in &stacks {
+            let main = workspace()
+                .join("crates")
+                .join(&stack.name)
+                .join("src/main.rs");
+            let code = std::fs::read_to_string(&main).unwrap();
+            for (route, handler) in &stack.handlers {
+                assert!(
+                    code.contains(&format!("fn {handler}(")),
+                    "{}: {route}'s handler `{handler}` is not in src/main.rs",
+                    stack.name
+                );
+            }
+        }
+        reference().unwrap();
+    }
+
+    #[test]
+    fn the_order_is_by_driver_then_name() {
+        let keys: Vec<(Driver, &str)> = (all().iter())
+            .map(|stack| (stack.driver, stack.name.as_str()))
+            .collect();
+        assert!(keys.is_sorted());
+        assert_eq!(names().len(), all().len());
+    }
+
+    #[test]
+    fn the_add_your_stack_page_names_every_field_and_no_other() {
+        let page = std::fs::read_to_string(workspace().join("docs/add-your-stack.md")).unwrap();
+        let listed: Vec<&str> = (page.lines())
+            .filter_map(|line| line.strip_prefix("| `")?.split_once('`'))
+            .map(|(field, _)| field)
+            .collect();
+        let axum = std::fs::read_to_string(workspace().join("crates/demo-axum").join(FILE));
+        let table: toml::Table = toml::from_str(&axum.unwrap()).unwrap();
+        let mut fields: Vec<&str> = table.keys().map(String::as_str).collect();
+        fields.sort_unstable();
+        let mut listed_sorted = listed.clone();
+        listed_sorted.sort_unstable();
+        assert_eq!(
+            listed_sorted, fields,
+            "docs/add-your-stack.md's table of fields"
+        );
+    }
+
+    #[test]
+    fn a_description_is_checked_field_by_field() {
+        let error = Stack::parse("name = \"x\"\nspeed = 3\n").unwrap_err();
+        assert!(
+            error.contains("speed") || error.contains("missing"),
+            "{error}"
+        );
+    }
+}
