@@ -154,6 +154,7 @@ fn report() -> Report {
             os: "Debian".into(),
             kernel: "6.1".into(),
             crates: vec!["tokio 1.54.1".into()],
+            stacks: Vec::new(),
         },
         plan: Plan {
             routes: vec![WorkPath::WORK[0], WorkPath::WORK[2]],

@@ -23,6 +23,33 @@ use super::{ALL, Experiment};
 use crate::report::pages;
 use burst_meter::environment::Environment;
 
+/// The stacks a run was to measure, which "every stack" means in a claim on it: the
+/// workspace's stacks as its record lists them ([`Environment::stacks`]), so that a stack
+/// added since leaves the run's claims as they were until the run is measured again (the
+/// audit shows it stale). A record from before the list names none; then the workspace's
+/// stacks among the targets it `measured` stand for them.
+pub fn stacks_of<'a>(environment: &'a Environment, measured: &[&str]) -> Vec<&'a str> {
+    match environment.stacks.is_empty() {
+        false => environment.stacks.iter().map(String::as_str).collect(),
+        true => (stacks::names().iter().copied())
+            .filter(|stack| measured.contains(stack))
+            .collect(),
+    }
+}
+
+/// Those of [`stacks_of`] on `driver`, as the workspace describes them now; a stack it no
+/// longer has is on neither.
+pub fn stacks_on<'a>(
+    environment: &'a Environment,
+    measured: &[&str],
+    driver: stacks::Driver,
+) -> Vec<&'a str> {
+    let on = stacks::on(driver);
+    (stacks_of(environment, measured).into_iter())
+        .filter(|stack| on.contains(stack))
+        .collect()
+}
+
 /// Whether a claim must hold on any machine, or was seen on the reference machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

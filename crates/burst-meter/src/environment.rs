@@ -29,6 +29,10 @@ pub struct Environment {
     pub kernel: String,
     /// The stacks' crates as Cargo.lock pins them, e.g. `tokio 1.45.1`.
     pub crates: Vec<String>,
+    /// The workspace's stacks when it ran ([`stacks::names`]): what "every stack" meant for
+    /// this run, whatever stacks were added since. Empty in results from before it.
+    #[serde(default)]
+    pub stacks: Vec<String>,
 }
 
 impl Environment {
@@ -49,6 +53,9 @@ impl Environment {
                 .split(',')
                 .filter(|entry| !entry.is_empty())
                 .map(str::to_owned)
+                .collect(),
+            stacks: (stacks::names().iter())
+                .map(|name| name.to_string())
                 .collect(),
         }
     }
@@ -167,6 +174,7 @@ mod tests {
             os: "os".into(),
             kernel: "6.1".into(),
             crates: vec!["tokio 1.0.0".into(), "smol 2.0.0".into()],
+            stacks: Vec::new(),
         };
         assert_eq!(
             env.to_markdown(),

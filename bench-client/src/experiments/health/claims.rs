@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::HealthReport;
 use super::tally::{BLOCKING_ROUTE, ProbeTally};
 use super::window::Probed;
-use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
 
 /// With the period of the servers' health check; and with none, forgetting a stall at once.
 const HEALTH: &str = "results/health";
@@ -77,8 +77,11 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
                     .find(|tally| tally.stack == stack && tally.endpoint == endpoint);
                 tally.and_then(|tally| tally.median_ms)
             };
-            for stack in stacks::names() {
-                let measured = (health.rest_tallies.iter()).any(|tally| tally.stack == *stack);
+            let measured: Vec<&str> = (health.rest_tallies.iter())
+                .map(|tally| tally.stack.as_str())
+                .collect();
+            for stack in stacks_of(&health.environment, &measured) {
+                let measured = measured.contains(&stack);
                 present(measured.then_some(()), || {
                     format!("{stack}: not measured at rest")
                 })?;

@@ -3,7 +3,7 @@
 use demo_contract::variant::{SMOL_EXECUTOR_ON_MAIN, TOKIO_REACTOR_ON_WORKER};
 
 use super::{RestPoint, RestReport};
-use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
 
 const REST: &str = "results/rest";
 
@@ -85,7 +85,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
                 p50s.iter().copied().fold(f64::MIN, f64::max),
             );
             expect(
-                p50s.len() == stacks::names().len() && max - min < 0.05,
+                p50s.len() == stock_stacks(rest).len() && max - min < 0.05,
                 || format!("medians from {min:.3} to {max:.3} ms"),
             )
         },
@@ -207,6 +207,16 @@ fn point<'a>(rest: &'a RestReport, target: &str, pause: u64) -> Result<&'a RestP
     present(found, || format!("no point of {target} at {pause} ms"))
 }
 
+/// The stacks of the run ([`stacks_of`]).
+fn stock_stacks(rest: &RestReport) -> Vec<&str> {
+    let measured: Vec<&str> = rest
+        .points
+        .iter()
+        .map(|point| point.target.as_str())
+        .collect();
+    stacks_of(&rest.environment, &measured)
+}
+
 /// The points of the stock servers.
 fn stock(rest: &RestReport) -> impl Iterator<Item = &RestPoint> {
     rest.points
@@ -226,7 +236,7 @@ fn asleep(rest: &RestReport) -> Result<Vec<u64>, Shortfall> {
 /// Every stock server has a point at each of `pauses`; else the run lacks it.
 fn every_stock_server(rest: &RestReport, pauses: &[u64]) -> Result<(), Shortfall> {
     for pause in pauses {
-        for target in stacks::names() {
+        for target in stock_stacks(rest) {
             point(rest, target, *pause)?;
         }
     }

@@ -1,7 +1,7 @@
 //! What the pages say the sweeps showed ([`crate::experiments::claims`]).
 
 use super::{Point, SweepReport};
-use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
 
 /// The concurrency sweep, and the bounded pools' staircase.
 const SWEEP: &str = "results/sweep";
@@ -109,9 +109,12 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
                 .server
                 .blocking_threads
                 .ok_or(Shortfall::Lacks("no pool size set".to_owned()))?;
-            for server in stacks::names() {
+            let measured: Vec<&str> = (sweep.points.iter())
+                .map(|point| point.target.as_str())
+                .collect();
+            for server in stacks_of(&sweep.environment, &measured) {
                 some_point(sweep, "/ok-def", &format!("on {server}"), |point| {
-                    point.target == *server
+                    point.target == server
                 })?;
             }
             // A pool of K threads runs the N sleeps K at a time: ⌈N / K⌉ rounds of one sleep,

@@ -38,8 +38,8 @@ pub const CLAIMS: &[Claim<Report>] = &[
                     .collect()
             };
             let (epoll, uring) = (
-                slowest(stacks::on(stacks::Driver::Epoll))?,
-                slowest(stacks::on(stacks::Driver::IoUring))?,
+                slowest(&rust_stacks_on(report, stacks::Driver::Epoll))?,
+                slowest(&rust_stacks_on(report, stacks::Driver::IoUring))?,
             );
             let epoll_max = epoll.iter().map(|(_, ms)| *ms).fold(f64::MIN, f64::max);
             let uring_min = uring.iter().map(|(_, ms)| *ms).fold(f64::MAX, f64::min);
@@ -88,7 +88,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         dir: CPU,
         kind: Kind::Physics,
         holds: |report| {
-            for server in stacks::on(stacks::Driver::Epoll) {
+            for server in rust_stacks_on(report, stacks::Driver::Epoll) {
                 let case = case(report, server, "/ok-cpu-yield", 1)?;
                 let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
                 let a_round = ping.is_some_and(|p50| p50 < 20.0);
@@ -232,9 +232,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         kind: Kind::Physics,
         holds: |report| {
             let cores = cores(&report.environment)?;
-            let servers = stacks::on(stacks::Driver::Epoll)
-                .iter()
-                .copied()
+            let servers = (rust_stacks_on(report, stacks::Driver::Epoll).into_iter())
                 .chain(std::iter::once("demo-ntex"));
             for server in servers {
                 for route in ["/bad-cpu", "/ok-cpu-yield"] {
@@ -251,9 +249,8 @@ pub const CLAIMS: &[Claim<Report>] = &[
         dir: CPU,
         kind: Kind::Observed,
         holds: |report| {
-            let cases = stacks::names()
-                .iter()
-                .map(|server| case(report, server, "/bad-cpu", 2));
+            let cases =
+                (rust_stacks(report).into_iter()).map(|server| case(report, server, "/bad-cpu", 2));
             let cases = cases.collect::<Result<Vec<_>, _>>()?;
             let slowest = (cases.iter())
                 .max_by(|a, b| a.wall_ms.total_cmp(&b.wall_ms))
@@ -295,7 +292,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 p90 - p50 < 0.01 * ntex.wall_ms && p50 >= 0.8 * ntex.wall_ms
             });
             expect(bunched, || described(ntex))?;
-            for server in stacks::on(stacks::Driver::Epoll) {
+            for server in rust_stacks_on(report, stacks::Driver::Epoll) {
                 let other = case(report, server, "/bad-cpu", 1)?;
                 expect(median_answer(other) < 0.6 * other.wall_ms, || {
                     described(other)

@@ -3,7 +3,9 @@
 //! share are here.
 
 use super::Report;
-use crate::experiments::claims::{Claim, Kind, Shortfall, cores, expect, present};
+use crate::experiments::claims::{
+    Claim, Kind, Shortfall, cores, expect, present, stacks_of, stacks_on,
+};
 use burst_meter::case::Case;
 use burst_meter::stats::Verdict;
 #[cfg(doc)]
@@ -68,13 +70,23 @@ fn at_the_end(case: &Case) -> bool {
         .is_some_and(|p50| p50 >= 0.9 * case.wall_ms)
 }
 
+/// The Rust stacks of `report`'s run ([`stacks_of`]).
+fn rust_stacks(report: &Report) -> Vec<&str> {
+    stacks_of(&report.environment, &report.targets())
+}
+
+/// Those on `driver`.
+fn rust_stacks_on(report: &Report, driver: stacks::Driver) -> Vec<&str> {
+    stacks_on(&report.environment, &report.targets(), driver)
+}
+
 /// Every Rust stack's case of `route` at one reactor thread is `holds`.
 fn rust_cases(
     report: &Report,
     route: &str,
     holds: impl Fn(&Case) -> bool,
 ) -> Result<(), Shortfall> {
-    for server in stacks::names() {
+    for server in rust_stacks(report) {
         let case = case(report, server, route, 1)?;
         expect(holds(case), || described(case))?;
     }
@@ -88,7 +100,7 @@ fn rust_pairs(
     second: &str,
     holds: impl Fn(&Case, &Case) -> bool,
 ) -> Result<(), Shortfall> {
-    pairs(report, stacks::names(), first, second, holds)
+    pairs(report, &rust_stacks(report), first, second, holds)
 }
 
 /// As [`rust_pairs`], on the FastAPI apps.

@@ -9,14 +9,16 @@ pub const CLAIMS: &[Claim<Report>] = &[
         kind: Kind::Physics,
         holds: |report| {
             let targets = report.targets();
-            let stacks = stacks::names().iter().chain(FASTAPI);
-            let left_out: Vec<&&str> = stacks.filter(|s| !targets.contains(s)).collect();
+            let stacks: Vec<&str> = (rust_stacks(report).into_iter())
+                .chain(FASTAPI.iter().copied())
+                .collect();
+            let left_out: Vec<&&str> = stacks.iter().filter(|s| !targets.contains(s)).collect();
             if !left_out.is_empty() {
                 return Err(Shortfall::Lacks(format!(
                     "left out of this run: {left_out:?}"
                 )));
             }
-            expect(targets.len() == 11, || {
+            expect(targets.len() == stacks.len(), || {
                 format!("{} stacks: {targets:?}", targets.len())
             })
         },
@@ -144,9 +146,9 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 Ok::<_, Shortfall>(case.wall_ms - case.sleep_ms as f64)
             };
             let ntex = past("demo-ntex")?;
-            for target in stacks::names()
-                .iter()
-                .filter(|target| **target != "demo-ntex")
+            for target in rust_stacks(report)
+                .into_iter()
+                .filter(|target| *target != "demo-ntex")
             {
                 let other = past(target)?;
                 expect(other < ntex, || {

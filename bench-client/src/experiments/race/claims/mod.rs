@@ -6,7 +6,7 @@ use demo_contract::variant::{
 
 use super::arrival::PingAt;
 use super::{GotIn, RaceReport, Tally};
-use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
 use crate::report::text::connect_text;
 use burst_meter::burst::Connect;
 use burst_meter::target::REFERENCES;
@@ -33,7 +33,7 @@ const ONE_PER_ACCEPT: [&str; 2] = ["demo-axum-compio", "demo-hyper-monoio"];
 fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), Shortfall> {
     let median = |tally: &Tally| tally.slowest_sleeps.map(|[_, median, _]| median);
     all_measured(
-        stacks::names(),
+        &race_stacks(race),
         during(race).map(|tally| tally.target.as_str()),
     )?;
     let rust = during(race).filter(|tally| tally.target.starts_with("demo-"));
@@ -165,9 +165,18 @@ fn handled_after(
 
 /// The stacks the run was to measure: every Rust server, and the FastAPI apps at one reactor
 /// thread, the only count they run at.
-fn stacks(race: &RaceReport) -> Vec<&'static str> {
-    let fastapi = REFERENCES.iter().filter(|_| race.plan.threads == 1);
-    stacks::names().iter().chain(fastapi).copied().collect()
+fn stacks(race: &RaceReport) -> Vec<&str> {
+    let fastapi = REFERENCES
+        .iter()
+        .copied()
+        .filter(|_| race.plan.threads == 1);
+    race_stacks(race).into_iter().chain(fastapi).collect()
+}
+
+/// The Rust stacks of the run ([`stacks_of`]).
+fn race_stacks(race: &RaceReport) -> Vec<&str> {
+    let measured: Vec<&str> = race.tallies.iter().map(|t| t.target.as_str()).collect();
+    stacks_of(&race.environment, &measured)
 }
 
 /// Every one of `stacks` is among the targets `measured`; else the run lacks those left out

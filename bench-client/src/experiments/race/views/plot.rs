@@ -376,6 +376,7 @@ mod tests {
             os: String::new(),
             kernel: String::new(),
             crates: Vec::new(),
+            stacks: Vec::new(),
         };
         RaceReport {
             environment,
