@@ -150,6 +150,7 @@ fn blocks(root: &Path, notes: &pages::Stale) -> (usize, Vec<String>) {
             continue;
         };
         count += FIGURES.count(&text) + RESULTS.count(&text) + STACKS.count(&text);
+        count += crate::report::stacks::inline_count(&text);
         match pages::refresh(&text, &page, root, notes) {
             Ok(drawn) if drawn == text => {}
             Ok(_) => wrong.push(format!(

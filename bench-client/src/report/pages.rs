@@ -83,7 +83,7 @@ pub fn refresh_all(root: &Path, stale: &Stale) -> Result<Vec<PathBuf>, Error> {
 pub fn refresh(text: &str, page: &Path, root: &Path, stale: &Stale) -> Result<String, BlockError> {
     let page_dir = relative_dir(page, root);
     let text = FIGURES.rewrite(text, |spec| block(root, &page_dir, spec, stale))?;
-    STACKS.rewrite(&text, super::stacks::body)
+    super::stacks::inline(&STACKS.rewrite(&text, super::stacks::body)?)
 }
 
 /// The block for `spec` (`FILE#HEADING`, FILE from the repository's root), seen from a page

@@ -1,6 +1,8 @@
 //! The pages' blocks drawn from the stacks' descriptions (each crate's `stack.toml`), not
-//! from a run: `<!-- stacks:begin TABLE -->`. A stack added to the workspace appears in them
-//! at the next `bench-client redraw`, and the audit fails a page whose table is behind.
+//! from a run: a table (`<!-- stacks:begin TABLE -->`), or, inside a sentence, a count or a
+//! list (`<!-- stacks: count epoll -->five<!-- /stacks -->`). A stack added to the workspace
+//! appears in them at the next `bench-client redraw`, and the audit fails a page that is
+//! behind.
 
 use std::fmt::Write as _;
 
@@ -10,6 +12,119 @@ use super::block::{Block, BlockError};
 
 /// A table of the stacks' facts.
 pub const STACKS: Block = Block { name: "stacks" };
+
+/// What opens an inline count or list, and what closes it.
+const INLINE: (&str, &str) = ("<!-- stacks: ", "<!-- /stacks -->");
+
+/// `text` with every inline count and list of stacks drawn again: `count` (a number word,
+/// capitalised as the old one), `names` (the crates, in code) or `displays` (as the tables
+/// name them), of `all` stacks, those on `epoll` or `io_uring`, or the comparison's
+/// `targets` (the stacks and the FastAPI app's two loops).
+pub fn inline(text: &str) -> Result<String, BlockError> {
+    let (open, close) = INLINE;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(open) {
+        let spec_end = rest[start..].find(" -->").map(|at| start + at);
+        let body_end = rest[start..].find(close).map(|at| start + at);
+        let (Some(spec_end), Some(body_end)) = (spec_end, body_end) else {
+            return Err(BlockError::NoTable(
+                rest[start..].lines().next().unwrap_or("").into(),
+            ));
+        };
+        let spec = &rest[start + open.len()..spec_end];
+        let old = &rest[spec_end + " -->".len()..body_end];
+        out.push_str(&rest[..spec_end + " -->".len()]);
+        out.push_str(&drawn(spec, old)?);
+        rest = &rest[body_end..];
+        out.push_str(close);
+        rest = &rest[close.len()..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// How many inline counts and lists `text` holds.
+pub fn inline_count(text: &str) -> usize {
+    text.matches(INLINE.0).count()
+}
+
+/// The text of one inline `spec` (`count epoll`), in place of `old`.
+fn drawn(spec: &str, old: &str) -> Result<String, BlockError> {
+    let unknown = || BlockError::NoTable(spec.to_owned());
+    let (what, which) = spec.split_once(' ').ok_or_else(unknown)?;
+    let stacks: Vec<&Stack> = match which {
+        "all" | "targets" => stacks::all().iter().collect(),
+        "epoll" => on(Driver::Epoll),
+        "io_uring" => on(Driver::IoUring),
+        _ => return Err(unknown()),
+    };
+    let references = match which {
+        "targets" => burst_meter::target::REFERENCES.len(),
+        _ => 0,
+    };
+    match what {
+        "count" => Ok(capitalised_as(&number_word(stacks.len() + references), old)),
+        "names" => Ok(listed(stacks.iter().map(|s| format!("`{}`", s.name)))),
+        "displays" => Ok(listed(stacks.iter().map(|s| s.display.clone()))),
+        _ => Err(unknown()),
+    }
+}
+
+fn on(driver: Driver) -> Vec<&'static Stack> {
+    stacks::all()
+        .iter()
+        .filter(|stack| stack.driver == driver)
+        .collect()
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn listed(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// `n` in words up to twenty, in digits beyond.
+fn number_word(n: usize) -> String {
+    const WORDS: [&str; 21] = [
+        "no",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    WORDS
+        .get(n)
+        .map_or_else(|| n.to_string(), |word| (*word).to_owned())
+}
+
+/// `word` with a capital first letter if `old` had one.
+fn capitalised_as(word: &str, old: &str) -> String {
+    match old.chars().next().is_some_and(char::is_uppercase) {
+        false => word.to_owned(),
+        true => word[..1].to_uppercase() + &word[1..],
+    }
+}
 
 /// The body of a stacks block: `fixes` (the README's: each stack's two fixes) or
 /// `fixes-in-full` (the fix page's: what each `.await` gives, and what bites).
@@ -110,5 +225,36 @@ mod tests {
             }
         }
         assert!(matches!(body("speeds"), Err(BlockError::NoTable(_))));
+    }
+
+    #[test]
+    fn inline_counts_and_lists_are_drawn_from_the_descriptions() {
+        let n = stacks::all().len();
+        let text = "On <!-- stacks: count all -->two<!-- /stacks --> stacks. \
+                    <!-- stacks: count targets -->Three<!-- /stacks --> targets.";
+        let drawn = inline(text).unwrap();
+        let expected = format!(
+            "On <!-- stacks: count all -->{}<!-- /stacks --> stacks. \
+             <!-- stacks: count targets -->{}<!-- /stacks --> targets.",
+            number_word(n),
+            capitalised_as(&number_word(n + 2), "T")
+        );
+        assert_eq!(drawn, expected);
+        assert_eq!(
+            inline(&drawn).unwrap(),
+            drawn,
+            "drawing twice changes nothing"
+        );
+        assert_eq!(inline_count(text), 2);
+        let names = inline("<!-- stacks: names io_uring -->x<!-- /stacks -->").unwrap();
+        assert!(
+            names.contains("`demo-ntex`") && names.contains(" and "),
+            "{names}"
+        );
+        assert!(inline("<!-- stacks: count mars -->x<!-- /stacks -->").is_err());
+        assert_eq!(
+            listed(["a", "b", "c"].map(String::from).into_iter()),
+            "a, b and c"
+        );
     }
 }

@@ -31,7 +31,7 @@ pub struct Environment {
     pub crates: Vec<String>,
     /// The workspace's stacks when it ran ([`stacks::names`]): what "every stack" meant for
     /// this run, whatever stacks were added since. Empty in results from before it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stacks: Vec<String>,
 }
 
