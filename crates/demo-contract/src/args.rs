@@ -139,6 +139,14 @@ impl Args {
                 "this --variant needs --threads 1",
             ));
         }
+        if args.events && !stack.sees_accepts {
+            // Its record would have handlers without the accepts they follow.
+            return Err(command.error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--events: this server does not see its connections accepted (its framework \
+                 accepts them with no hook), so it keeps no record of events",
+            ));
+        }
         if args.health_port.is_some() && args.stall_ms == 0 {
             // With the detector off, the health check could only ever answer 200: a lie.
             return Err(command.error(
@@ -195,6 +203,7 @@ mod tests {
         http_client: "",
         file_api: "",
         description: "",
+        sees_accepts: true,
     };
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
@@ -292,6 +301,27 @@ mod tests {
             let error = parse(bad).unwrap_err();
             assert_eq!(error.exit_code(), 2, "{bad:?}");
         }
+    }
+
+    /// A server that does not see its accepts.
+    static BLIND: Stack = Stack {
+        sees_accepts: false,
+        ..STACK
+    };
+
+    #[test]
+    fn a_server_that_does_not_see_its_accepts_refuses_events() {
+        let parse_blind = |args: &[&str]| {
+            Args::try_parse_for(
+                &BLIND,
+                std::iter::once("demo-test").chain(args.iter().copied()),
+            )
+        };
+        assert!(parse_blind(&[]).is_ok());
+        let error = parse_blind(&["--events"]).unwrap_err();
+        assert_eq!(error.exit_code(), 2);
+        assert!(error.to_string().contains("accepted"), "{error}");
+        assert!(parse(&["--events"]).is_ok());
     }
 
     /// A server that has variants: its name is one of the list's.

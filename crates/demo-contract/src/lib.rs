@@ -145,6 +145,9 @@ pub struct Stack {
     pub file_api: &'static str,
     /// The description it was read from, which `--describe` prints.
     pub description: &'static str,
+    /// Whether it sees each connection accepted, so that it can keep the record of events
+    /// (`--events`), which it refuses otherwise.
+    pub sees_accepts: bool,
 }
 
 impl Stack {
@@ -163,6 +166,7 @@ impl Stack {
             http_client: keep(stack.http_client),
             file_api: keep(stack.file_api),
             description,
+            sees_accepts: stack.sees_accepts,
         }
     }
 
@@ -385,6 +389,7 @@ mod tests {
         http_client: "client::get",
         file_api: "fs::read",
         description: "",
+        sees_accepts: true,
     };
 
     static EVENTS_OFF: EventLog = EventLog::off();

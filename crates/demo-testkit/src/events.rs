@@ -56,6 +56,12 @@ pub(crate) fn events_of(body: &EventsBody, peer: u16) -> Vec<(What, Option<&str>
 /// under the paths requested; `/events` itself is not recorded, and a second call finds
 /// nothing of the first's.
 pub fn events_record_accepts_and_handlers_in_order_and_drain(binary: &str) {
+    let name = std::path::Path::new(binary)
+        .file_name()
+        .expect("a file name");
+    if !stacks::records_accepts(&name.to_string_lossy()) {
+        return events_are_refused(binary);
+    }
     block_on(async {
         let server = start(binary, &["--events"]).await;
         let endpoint = server.endpoint();
@@ -179,6 +185,21 @@ async fn check_a_call_drains_the_record(watcher: &mut Connection, endpoint: &End
 }
 
 /// Without `--events`, `/events` answers that nothing is recorded, whatever was served.
+/// A server whose description says it does not see its accepts refuses `--events` with a
+/// usage error that says why, rather than keep a record without them.
+fn events_are_refused(binary: &str) {
+    let output = std::process::Command::new(binary)
+        .args(["--port", "0", "--events"])
+        .output()
+        .expect("the server runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("does not see its connections accepted"),
+        "{stderr}"
+    );
+}
+
 pub fn events_are_off_without_the_flag(binary: &str) {
     block_on(async {
         let server = start(binary, &[]).await;

@@ -12,13 +12,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The description's file name, in a stack's crate folder.
 pub const FILE: &str = "stack.toml";
 
 /// One stack: what its crate's [`FILE`] says.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stack {
     /// The crate's name, which is its binary's and the results' name for it.
@@ -33,6 +33,12 @@ pub struct Stack {
     /// How its reactor threads are arranged, in a sentence.
     pub threads: String,
     pub placement: Placement,
+    /// Whether its server sees each connection as it accepts it, so that `--events` records
+    /// the accept before the handlers: false where the framework binds and accepts with no
+    /// hook for it. Its server then refuses `--events`, and the experiments that read the
+    /// record leave it out.
+    #[serde(default = "seen")]
+    pub sees_accepts: bool,
     pub pool: Pool,
     /// The fix that keeps the blocking call: the runtime's blocking pool.
     pub offload: Fix,
@@ -55,7 +61,7 @@ pub struct Stack {
 }
 
 /// The system call its reactor threads wait on for readiness or completion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Driver {
     /// Readiness: epoll, on a work-stealing or shared runtime.
@@ -84,7 +90,7 @@ impl fmt::Display for Driver {
 
 /// Which reactor thread a new connection lands on; it stays there on every stack but the
 /// work-stealing ones' tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
     /// One listener that every reactor thread may accept from; tasks may move.
@@ -97,7 +103,7 @@ pub enum Placement {
 }
 
 /// The blocking pool the offload runs on.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pool {
     /// Its default size in threads, where it is one number whatever the machine.
@@ -107,7 +113,7 @@ pub struct Pool {
 }
 
 /// One fix: the call, and the `use` lines it needs.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fix {
     pub call: String,
@@ -133,6 +139,10 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+fn seen() -> bool {
+    true
+}
 
 impl Stack {
     /// A description from its text.
@@ -201,6 +211,12 @@ pub fn all() -> &'static [Stack] {
 /// Their names, in the same order.
 pub fn names() -> &'static [&'static str] {
     &NAMES
+}
+
+/// Whether the server `name` keeps a record of its accepts (`--events`): every server but a
+/// stack whose description says it does not see them ([`Stack::sees_accepts`]).
+pub fn records_accepts(name: &str) -> bool {
+    named(name).is_none_or(|stack| stack.sees_accepts)
 }
 
 /// The stack named `name`, if the workspace has it.
@@ -274,8 +290,9 @@ mod tests {
             .filter_map(|line| line.strip_prefix("| `")?.split_once('`'))
             .map(|(field, _)| field)
             .collect();
-        let axum = std::fs::read_to_string(workspace().join("crates/demo-axum").join(FILE));
-        let table: toml::Table = toml::from_str(&axum.unwrap()).unwrap();
+        // Every field, as a description written out in full has them.
+        let written = toml::to_string(&all()[0]).unwrap();
+        let table: toml::Table = toml::from_str(&written).unwrap();
         let mut fields: Vec<&str> = table.keys().map(String::as_str).collect();
         fields.sort_unstable();
         let mut listed_sorted = listed.clone();

@@ -266,7 +266,9 @@ impl RacePlan {
         let mut stages: Vec<Stage> = (self.connects.iter())
             .map(|&connect| Stage::of(name, &schedule, &self.steps(connect)))
             .collect();
-        stages.push(Stage::of(name, &schedule, &self.arrival.steps()));
+        let keeping = keeping_events(targets);
+        let arrival: Vec<(&Target, usize)> = keeping.iter().map(|t| (t, self.threads)).collect();
+        stages.push(Stage::of(name, &arrival, &self.arrival.steps()));
         for run in variants {
             let plan = run.test.plan(self);
             let schedule: Vec<(&Target, usize)> = run.targets.iter().map(|t| (t, 1)).collect();
@@ -278,6 +280,16 @@ impl RacePlan {
             estimate: stages.iter().map(|stage| stage.estimate).sum(),
         }
     }
+}
+
+/// The targets that keep a record of their accepts, which the trials with the ping's arrival
+/// controlled read: every one but a stack that does not see them
+/// ([`stacks::records_accepts`]).
+fn keeping_events(targets: &[Target]) -> Vec<Target> {
+    (targets.iter())
+        .filter(|target| stacks::records_accepts(target.label()))
+        .cloned()
+        .collect()
 }
 
 /// One trial to run on a target.
@@ -347,7 +359,7 @@ pub async fn race(
             on(event);
         }
     };
-    let arrived = arrival::run(&targets, &plan.arrival, on_arrival).await;
+    let arrived = arrival::run(&keeping_events(&targets), &plan.arrival, on_arrival).await;
     failures.extend(arrived.failures);
     let arrival_trials: Vec<ArrivalTrial> = arrived.measured.into_iter().flatten().collect();
     let mut variant_reports = Vec::new();
