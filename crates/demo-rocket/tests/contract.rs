@@ -1,0 +1,1 @@
+demo_testkit::contract_tests!("demo-rocket");
