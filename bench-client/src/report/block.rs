@@ -28,7 +28,7 @@ pub enum BlockError {
     #[error("`{0}` names no section: write FILE#HEADING")]
     NoSection(String),
     /// A stacks block asks for a table there is none of.
-    #[error("no stacks table `{0}`: write fixes or fixes-in-full")]
+    #[error("no stacks table or list `{0}`")]
     NoTable(String),
     /// The results file a block copies has no such heading.
     #[error("{file} has no section headed `{heading}`")]

@@ -126,8 +126,10 @@ fn capitalised_as(word: &str, old: &str) -> String {
     }
 }
 
-/// The body of a stacks block: `fixes` (the README's: each stack's two fixes) or
-/// `fixes-in-full` (the fix page's: what each `.await` gives, and what bites).
+/// The body of a stacks block: `fixes` (the README's: each stack's two fixes),
+/// `fixes-in-full` (the fix page's: what each `.await` gives, and what bites) or
+/// `fixes-code DRIVER` (the two handlers of each stack on `epoll` or `io_uring`, cut from its
+/// `src/main.rs`, under its notes).
 pub fn body(spec: &str) -> Result<String, BlockError> {
     let reference = stacks::reference().map_err(|error| BlockError::Io {
         path: error.path.display().to_string(),
@@ -136,6 +138,8 @@ pub fn body(spec: &str) -> Result<String, BlockError> {
     match spec {
         "fixes" => Ok(fixes(stacks::all(), &reference)),
         "fixes-in-full" => Ok(fixes_in_full(stacks::all(), &reference)),
+        "fixes-code epoll" => on(Driver::Epoll).into_iter().map(fixes_code).collect(),
+        "fixes-code io_uring" => on(Driver::IoUring).into_iter().map(fixes_code).collect(),
         other => Err(BlockError::NoTable(other.to_owned())),
     }
 }
@@ -205,6 +209,58 @@ fn fixes_in_full(stacks: &[Stack], reference: &Stack) -> String {
     out
 }
 
+/// One stack's section of the fix page: its name, its notes, and its `/ok-blocking` and
+/// `/ok-await` handlers as its `src/main.rs` has them (the docs check holds them to it).
+fn fixes_code(stack: &Stack) -> Result<String, BlockError> {
+    let main = format!("crates/{}/src/main.rs", stack.name);
+    let source = std::fs::read_to_string(stacks::workspace().join(&main)).map_err(|source| {
+        BlockError::Io {
+            path: main.clone(),
+            source,
+        }
+    })?;
+    let mut code = Vec::new();
+    for route in ["/ok-blocking", "/ok-await"] {
+        let cut = (stack.handlers.get(route)).and_then(|name| function(&source, name));
+        let what = || format!("{main}: no handler of {route}");
+        code.push(cut.ok_or_else(|| BlockError::NoTable(what()))?);
+    }
+    let name = match stack.driver {
+        Driver::Epoll => stack.display.clone(),
+        driver => format!("{} ({driver})", stack.display),
+    };
+    let notes = stack.fix_notes.trim();
+    Ok(format!(
+        "## {name}\n\n{notes}\n\n<!-- from: {main} -->\n```rust\n{}```\n\n",
+        code.join("\n")
+    ))
+}
+
+/// The function `name` of `source` as written there, with its doc comment and attributes,
+/// each line less the indentation of its `fn` line (a method shown outside its `impl`).
+fn function(source: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = source.lines().collect();
+    let starts = |line: &&str| {
+        let line = line.trim_start();
+        let line = line.strip_prefix("async ").unwrap_or(line);
+        line.starts_with(&format!("fn {name}("))
+    };
+    let at = lines.iter().position(starts)?;
+    let indent = lines[at].len() - lines[at].trim_start().len();
+    let above = (lines[..at].iter().rev())
+        .take_while(|line| {
+            let line = line.trim_start();
+            line.starts_with("///") || line.starts_with("#[")
+        })
+        .count();
+    let closing = format!("{}}}", &lines[at][..indent]);
+    let end = at + lines[at..].iter().position(|line| *line == closing)?;
+    let cut = lines[at - above..=end]
+        .iter()
+        .map(|line| line.get(indent..).unwrap_or(""));
+    Some(cut.map(|line| format!("{line}\n")).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +281,22 @@ mod tests {
             }
         }
         assert!(matches!(body("speeds"), Err(BlockError::NoTable(_))));
+    }
+
+    #[test]
+    fn a_function_is_cut_whole_with_its_comment_and_attributes() {
+        let source = "impl X {\n    /// Waits.\n    #[inline]\n    async fn wait(&self) {\n        \
+                      sleep();\n    }\n\n    fn other() {}\n}\n";
+        let cut = function(source, "wait").unwrap();
+        assert_eq!(
+            cut,
+            "/// Waits.\n#[inline]\nasync fn wait(&self) {\n    sleep();\n}\n"
+        );
+        assert_eq!(function(source, "missing"), None);
+        let code = body("fixes-code epoll").unwrap() + &body("fixes-code io_uring").unwrap();
+        for stack in stacks::all() {
+            assert!(code.contains(&format!("<!-- from: crates/{}/src/main.rs -->", stack.name)));
+        }
     }
 
     #[test]

@@ -10,7 +10,11 @@ use doc_links::excerpts::{Excerpt, excerpts, is_part_of};
 
 /// The pages that show each server's fix as code: every stack's, and glommio's and monoio's
 /// beside the pool each one needs.
-const FIX_PAGES: [&str; 2] = ["docs/your-stack.md", "docs/glommio-monoio.md"];
+const FIX_PAGES: [&str; 3] = [
+    "docs/fixes-on-epoll.md",
+    "docs/fixes-on-io-uring.md",
+    "docs/glommio-monoio.md",
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -39,6 +39,12 @@ pub struct Stack {
     /// record leave it out.
     #[serde(default = "seen")]
     pub sees_accepts: bool,
+    /// Its listener's backlog, where its framework binds the listener itself with one the
+    /// server cannot set; absent where the server binds with the contract's (`listen`, up
+    /// to `net.core.somaxconn`). A burst that connects all at once may overflow a small one:
+    /// the kernel then drops connects, and the client resends them a second and more later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_backlog: Option<u32>,
     pub pool: Pool,
     /// The fix that keeps the blocking call: the runtime's blocking pool.
     pub offload: Fix,
@@ -54,6 +60,10 @@ pub struct Stack {
     /// What to watch for with its fixes, if anything: one sentence, for the fix page.
     #[serde(default)]
     pub bites: String,
+    /// What the fix page says of its fixes above its two handlers (Markdown, its links
+    /// relative to `docs/`).
+    #[serde(default)]
+    pub fix_notes: String,
     /// Each route's handler: the route's path, and the function in `src/main.rs` that serves
     /// it (blocking-check reads the routes from here).
     #[serde(default)]
@@ -290,8 +300,10 @@ mod tests {
             .filter_map(|line| line.strip_prefix("| `")?.split_once('`'))
             .map(|(field, _)| field)
             .collect();
-        // Every field, as a description written out in full has them.
-        let written = toml::to_string(&all()[0]).unwrap();
+        // Every field, as a description written out in full has them, the optional ones given.
+        let mut full = all()[0].clone();
+        full.listen_backlog.get_or_insert(1024);
+        let written = toml::to_string(&full).unwrap();
         let table: toml::Table = toml::from_str(&written).unwrap();
         let mut fields: Vec<&str> = table.keys().map(String::as_str).collect();
         fields.sort_unstable();
