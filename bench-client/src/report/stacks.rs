@@ -55,8 +55,8 @@ fn drawn(spec: &str, old: &str) -> Result<String, BlockError> {
     let (what, which) = spec.split_once(' ').ok_or_else(unknown)?;
     let stacks: Vec<&Stack> = match which {
         "all" | "targets" => stacks::all().iter().collect(),
-        "epoll" => on(Driver::Epoll),
-        "io_uring" => on(Driver::IoUring),
+        "epoll" => stacks::of(Driver::Epoll).collect(),
+        "io_uring" => stacks::of(Driver::IoUring).collect(),
         _ => return Err(unknown()),
     };
     let references = match which {
@@ -69,13 +69,6 @@ fn drawn(spec: &str, old: &str) -> Result<String, BlockError> {
         "displays" => Ok(listed(stacks.iter().map(|s| s.display.clone()))),
         _ => Err(unknown()),
     }
-}
-
-fn on(driver: Driver) -> Vec<&'static Stack> {
-    stacks::all()
-        .iter()
-        .filter(|stack| stack.driver == driver)
-        .collect()
 }
 
 /// `a`, `a and b`, `a, b and c`.
@@ -138,8 +131,8 @@ pub fn body(spec: &str) -> Result<String, BlockError> {
     match spec {
         "fixes" => Ok(fixes(stacks::all(), &reference)),
         "fixes-in-full" => Ok(fixes_in_full(stacks::all(), &reference)),
-        "fixes-code epoll" => on(Driver::Epoll).into_iter().map(fixes_code).collect(),
-        "fixes-code io_uring" => on(Driver::IoUring).into_iter().map(fixes_code).collect(),
+        "fixes-code epoll" => stacks::of(Driver::Epoll).map(fixes_code).collect(),
+        "fixes-code io_uring" => stacks::of(Driver::IoUring).map(fixes_code).collect(),
         other => Err(BlockError::NoTable(other.to_owned())),
     }
 }
@@ -149,10 +142,7 @@ pub fn body(spec: &str) -> Result<String, BlockError> {
 fn rows(stacks: &[Stack]) -> Vec<(String, &Stack)> {
     let mut rows: Vec<(String, &Stack)> = Vec::new();
     for stack in stacks {
-        let name = match stack.driver {
-            Driver::Epoll => stack.display.clone(),
-            driver => format!("{} ({driver})", stack.display),
-        };
+        let name = stack.heading();
         let same = |(_, other): &&mut (String, &Stack)| {
             (other.offload.call == stack.offload.call && other.timer.call == stack.timer.call)
                 && (other.bites == stack.bites && other.driver == stack.driver)
@@ -225,10 +215,7 @@ fn fixes_code(stack: &Stack) -> Result<String, BlockError> {
         let what = || format!("{main}: no handler of {route}");
         code.push(cut.ok_or_else(|| BlockError::NoTable(what()))?);
     }
-    let name = match stack.driver {
-        Driver::Epoll => stack.display.clone(),
-        driver => format!("{} ({driver})", stack.display),
-    };
+    let name = stack.heading();
     let notes = stack.fix_notes.trim();
     Ok(format!(
         "## {name}\n\n{notes}\n\n<!-- from: {main} -->\n```rust\n{}```\n\n",

@@ -301,22 +301,11 @@ fn watched(routes: Vec<rocket::Route>) -> Vec<rocket::Route> {
     (routes.into_iter())
         .map(|mut route| {
             let path = route.uri.path().to_string().leak();
-            let inner = std::mem::replace(&mut route.handler, Box::new(Forward));
+            let inner = route.handler.clone();
             route.handler = Box::new(Watched { inner, path });
             route
         })
         .collect()
-}
-
-/// The placeholder a route's handler is while it is being wrapped.
-#[derive(Clone)]
-struct Forward;
-
-#[rocket::async_trait]
-impl Handler for Forward {
-    async fn handle<'r>(&self, _: &'r Request<'_>, data: Data<'r>) -> handler::Outcome<'r> {
-        handler::Outcome::Forward((data, Status::NotFound))
-    }
 }
 
 /// Rocket's configuration from the command line: the address, no logging or colours (the

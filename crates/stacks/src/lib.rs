@@ -160,6 +160,14 @@ impl Stack {
         toml::from_str(text).map_err(|error| error.to_string())
     }
 
+    /// How the pages name it: its display name, with its driver where that is not epoll.
+    pub fn heading(&self) -> String {
+        match self.driver {
+            Driver::Epoll => self.display.clone(),
+            driver => format!("{} ({driver})", self.display),
+        }
+    }
+
     /// Whether the kernel places its connections ([`Placement::ReusePort`]).
     pub fn reuse_port(&self) -> bool {
         self.placement == Placement::ReusePort
@@ -234,13 +242,13 @@ pub fn named(name: &str) -> Option<&'static Stack> {
     all().iter().find(|stack| stack.name == name)
 }
 
+/// The stacks on `driver`, in order.
+pub fn of(driver: Driver) -> impl Iterator<Item = &'static Stack> {
+    all().iter().filter(move |stack| stack.driver == driver)
+}
+
 static ON: LazyLock<[Vec<&'static str>; 2]> = LazyLock::new(|| {
-    Driver::ALL.map(|driver| {
-        (all().iter())
-            .filter(|stack| stack.driver == driver)
-            .map(|stack| stack.name.as_str())
-            .collect()
-    })
+    Driver::ALL.map(|driver| of(driver).map(|stack| stack.name.as_str()).collect())
 });
 
 /// The names of the stacks on `driver`, in order.
