@@ -168,6 +168,12 @@ impl Stack {
         }
     }
 
+    /// The runtime it runs on, without what the description adds in brackets: "tokio" for
+    /// "tokio (actix-rt)".
+    pub fn runtime_name(&self) -> &str {
+        self.runtime.split_whitespace().next().unwrap_or_default()
+    }
+
     /// Whether the kernel places its connections ([`Placement::ReusePort`]).
     pub fn reuse_port(&self) -> bool {
         self.placement == Placement::ReusePort

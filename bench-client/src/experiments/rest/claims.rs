@@ -96,7 +96,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         kind: Kind::Observed,
         holds: |rest| {
             for pause in asleep(rest)? {
-                for target in TOKIO {
+                for target in on_runtimes(rest, TOKIO)? {
                     let point = point(rest, target, pause)?;
                     let woken: f64 = point.wakeups_per_ping.values().sum();
                     expect(woken < 2.0, || described(point))?;
@@ -111,7 +111,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         kind: Kind::Observed,
         holds: |rest| {
             for pause in asleep(rest)? {
-                for target in ASYNC_IO {
+                for target in on_runtimes(rest, ASYNC_IO)? {
                     let point = point(rest, target, pause)?;
                     let async_io = point
                         .wakeups_per_ping
@@ -141,7 +141,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
             let (Some(shortest), Some(longest)) = (shortest, longest) else {
                 return Err(Shortfall::Lacks("no pause".to_owned()));
             };
-            for target in ASYNC_IO {
+            for target in on_runtimes(rest, ASYNC_IO)? {
                 let woken = |pause: u64| {
                     let point = point(rest, target, pause)?;
                     let switches = point.wakeups_per_ping.get("async-io").copied();
@@ -165,7 +165,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         kind: Kind::Observed,
         holds: |rest| {
             let pause = longest_pause(rest)?;
-            let slowest = p50s(rest, pause, &TOKIO)?
+            let slowest = p50s(rest, pause, &on_runtimes(rest, TOKIO)?)?
                 .into_iter()
                 .fold(f64::MIN, f64::max);
             let smol = p50s(rest, pause, &[SMOL_EXECUTOR_ON_MAIN.label])?[0];
@@ -196,9 +196,21 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
     },
 ];
 
-/// The stacks on tokio, and those whose I/O async-io's thread watches.
-const TOKIO: [&str; 3] = ["demo-axum", "demo-actix", "demo-hyper-tokio"];
-const ASYNC_IO: [&str; 2] = ["demo-hyper-async-std", "demo-hyper-smol"];
+/// The runtimes whose I/O one reactor of tokio's watches, and those whose I/O async-io's
+/// thread watches: the stacks are those their descriptions run on ([`on_runtimes`]).
+const TOKIO: &[&str] = &["tokio"];
+const ASYNC_IO: &[&str] = &["async-std", "smol"];
+
+/// The run's stock stacks that run on one of `runtimes` (each stack's `runtime_name`): at
+/// least one, else the run lacks them.
+fn on_runtimes<'a>(rest: &'a RestReport, runtimes: &[&str]) -> Result<Vec<&'a str>, Shortfall> {
+    let on = |target: &&str| {
+        stacks::named(target).is_some_and(|stack| runtimes.contains(&stack.runtime_name()))
+    };
+    let found: Vec<&str> = stock_stacks(rest).into_iter().filter(on).collect();
+    let what = || format!("no stack on {}", runtimes.join(" or "));
+    present((!found.is_empty()).then_some(found), what)
+}
 
 /// `target`'s point at `pause`.
 fn point<'a>(rest: &'a RestReport, target: &str, pause: u64) -> Result<&'a RestPoint, Shortfall> {
@@ -245,10 +257,10 @@ fn every_stock_server(rest: &RestReport, pauses: &[u64]) -> Result<(), Shortfall
 
 /// At `pause`: the async-io stacks' fastest closed-loop p50, and the tokio stacks' slowest.
 fn async_io_fastest_tokio_slowest(rest: &RestReport, pause: u64) -> Result<(f64, f64), Shortfall> {
-    let fastest = p50s(rest, pause, &ASYNC_IO)?
+    let fastest = p50s(rest, pause, &on_runtimes(rest, ASYNC_IO)?)?
         .into_iter()
         .fold(f64::MAX, f64::min);
-    let slowest = p50s(rest, pause, &TOKIO)?
+    let slowest = p50s(rest, pause, &on_runtimes(rest, TOKIO)?)?
         .into_iter()
         .fold(f64::MIN, f64::max);
     Ok((fastest, slowest))
