@@ -126,6 +126,12 @@ fn report() -> Report {
         closed_loop: Vec::new(),
         open_loop: Vec::new(),
     });
+    // Both its answers held until its last handler ended, as on an io_uring stack.
+    actix_bad.timeline = Some(Timeline {
+        requests: vec![answered(0.0, 5009.0), answered(0.1, 5010.1)],
+        closed_loop: Vec::new(),
+        open_loop: Vec::new(),
+    });
     axum_bad.open_loop = Some(OpenLoopStats::from_record(open_loop(
         vec![0.4, 4950.0, 4900.0, 4850.0, 4800.0, 4750.0],
         0.1,

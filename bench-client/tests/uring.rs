@@ -5,7 +5,7 @@
 
 mod common;
 
-use bench_client::experiments::uring::{self, Held, SETTINGS, UringPlan, held_of, tally};
+use bench_client::experiments::uring::{self, Held, SETTINGS, UringPlan, held_of};
 use burst_meter::target;
 use demo_contract::IO_URING_REFUSED;
 use demo_contract::variant::{COMPIO_EPOLL, NTEX_DIRECT_WRITE, NTEX_EPOLL};
@@ -41,7 +41,7 @@ async fn every_setting_runs_and_the_epoll_ones_answer_one_per_sleep() {
         for trial in &trials {
             assert_eq!(trial.error, None, "{trial:?}");
             assert_eq!(
-                tally::groups(&trial.handlers_ended_ms, SLEEP_MS),
+                burst_meter::stats::answer_groups(&trial.handlers_ended_ms, SLEEP_MS),
                 N,
                 "{trial:?}"
             );

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::UringTrial;
-use burst_meter::stats::{grouped, spread};
+use burst_meter::stats::{answer_groups, grouped, spread};
 
 /// How a burst's answers came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,19 +20,12 @@ pub enum Held {
     Failed,
 }
 
-/// How many groups `times_ms` (sorted) fall in, a gap of over half `sleep_ms` starting one.
-pub fn groups(times_ms: &[f64], sleep_ms: u64) -> usize {
-    let gap = sleep_ms as f64 / 2.0;
-    let gaps = times_ms.windows(2).filter(|pair| pair[1] - pair[0] > gap);
-    usize::from(!times_ms.is_empty()) + gaps.count()
-}
-
 /// The outcome of a trial's burst.
 pub fn held_of(trial: &UringTrial, sleep_ms: u64) -> Held {
     if trial.error.is_some() || trial.answers_ms.is_empty() {
         return Held::Failed;
     }
-    match groups(&trial.answers_ms, sleep_ms) {
+    match answer_groups(&trial.answers_ms, sleep_ms) {
         1 => Held::AllHeld,
         n if n == trial.answers_ms.len() => Held::OnePerSleep,
         _ => Held::PartlyHeld,
@@ -93,7 +86,7 @@ pub fn held(trials: &[UringTrial], sleep_ms: u64) -> Vec<HeldTally> {
             let measured = mine.iter().filter(|t| held_of(t, sleep_ms) != Held::Failed);
             let first = measured.clone().filter_map(|t| t.answers_ms.first());
             let one_per_sleep = |t: &&&UringTrial| {
-                groups(&t.handlers_ended_ms, sleep_ms) == t.handlers_ended_ms.len()
+                answer_groups(&t.handlers_ended_ms, sleep_ms) == t.handlers_ended_ms.len()
             };
             HeldTally {
                 setting: setting.to_owned(),
@@ -175,14 +168,6 @@ mod tests {
             ping_started_after: Some(0),
             error: None,
         }
-    }
-
-    #[test]
-    fn answers_less_than_half_a_sleep_apart_are_one_group() {
-        assert_eq!(groups(&[100.0, 200.0, 300.0], 100), 3);
-        assert_eq!(groups(&[300.0, 301.0, 302.0], 100), 1);
-        assert_eq!(groups(&[100.0, 300.0, 301.0], 100), 2);
-        assert_eq!(groups(&[], 100), 0);
     }
 
     #[test]

@@ -36,6 +36,14 @@ pub fn spread(mut values: Vec<f64>) -> Option<[f64; 3]> {
     Some([values[0], median, values[values.len() - 1]])
 }
 
+/// How many groups the answers at `times_ms` (sorted) came in, a gap of over half `sleep_ms`
+/// starting one: as many groups as answers is one answer per sleep, one group is all at once.
+pub fn answer_groups(times_ms: &[f64], sleep_ms: u64) -> usize {
+    let gap = sleep_ms as f64 / 2.0;
+    let gaps = times_ms.windows(2).filter(|pair| pair[1] - pair[0] > gap);
+    usize::from(!times_ms.is_empty()) + gaps.count()
+}
+
 /// `items` in groups of equal `key`, each group in the order of its first item.
 pub fn grouped<'a, T, K: PartialEq>(
     items: &'a [T],

@@ -185,3 +185,11 @@ fn verdict_cannot_call_a_single_request_serialised() {
     assert_eq!(ideals.verdict(10_000.0, 0), Verdict::Concurrent);
     assert_eq!(Ideals::new(10, 0, 1).times_ideal(3.0), None);
 }
+
+#[test]
+fn answers_less_than_half_a_sleep_apart_are_one_group() {
+    assert_eq!(answer_groups(&[100.0, 200.0, 300.0], 100), 3);
+    assert_eq!(answer_groups(&[300.0, 301.0, 302.0], 100), 1);
+    assert_eq!(answer_groups(&[100.0, 300.0, 301.0], 100), 2);
+    assert_eq!(answer_groups(&[], 100), 0);
+}

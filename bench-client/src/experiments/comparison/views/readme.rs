@@ -10,7 +10,7 @@ use crate::experiments::comparison::Report;
 use crate::report::block::{RESULTS, replace_in};
 use crate::report::text::{latency_range, range};
 use burst_meter::case::{Case, Plan};
-use burst_meter::stats::Verdict;
+use burst_meter::stats::{Verdict, answer_groups, grouped};
 
 /// The README, from the repository's root: its results block is the full comparison's.
 pub const README: &str = "README.md";
@@ -46,9 +46,9 @@ pub fn block(report: &Report, stale: Option<&str>) -> String {
         out,
         "\nEach cell: the wall time of {n} concurrent requests, in sleeps of {sleep} ms (1: side \
          by side;\n{n}: one after another); the open-loop `/ping` (one every {every} ms, timed \
-         from when it should have left)\nat p50 / p99, in ms; when the first of the {n} was \
-         answered, in sleeps from the first request\n(1: as its own sleep ended; {n}: not before \
-         the last one's); the pings that failed. A Rust cell gives the range\nover its stacks. \
+         from when it should have left)\nat p50 / p99, in ms; when the {n} answers came: at \
+         once, one per sleep as each handler\nended, or held (partly, or all to the end: \
+         together after the last handler ended); the pings that failed. A Rust cell gives the range\nover its stacks. \
          Measured by `{command}` on {date} ({cpu}, \
          {cores} cores), code stamp `{stamp}`;\nevery table, with the environment, in \
          [results/RESULTS.md](results/RESULTS.md).\n",
@@ -99,7 +99,7 @@ fn columns(report: &Report) -> Vec<(String, Vec<&str>)> {
 }
 
 /// A row per route, a column per [`columns`] group: wall in sleeps, open-loop ping p50 and
-/// p99, first answer in sleeps, failed pings.
+/// p99, when the answers came, failed pings.
 fn compact_table(report: &Report) -> String {
     let columns = columns(report);
     let mut out = String::from("| route |");
@@ -131,9 +131,7 @@ fn cell(cases: &[&Case]) -> String {
         .clone()
         .filter_map(|case| case.times_ideal)
         .collect();
-    let firsts: Vec<f64> = measured
-        .filter_map(|case| first_answer_sleeps(case))
-        .collect();
+    let answers = answers_line(measured.copied().collect());
     let open = cases.iter().filter_map(|case| case.open_loop.as_ref());
     let p50: Vec<f64> = open.clone().filter_map(|open| open.p50_ms).collect();
     let p99: Vec<f64> = open.filter_map(|open| open.p99_ms).collect();
@@ -143,8 +141,8 @@ fn cell(cases: &[&Case]) -> String {
         latency_range(&p50),
         latency_range(&p99),
     );
-    if !firsts.is_empty() {
-        let _ = write!(out, "<br>first answer {} sleeps", range(&firsts, 1));
+    if let Some(answers) = answers {
+        let _ = write!(out, "<br>{answers}");
     }
     let (failed, sent, on) = failed_pings(cases);
     let _ = match failed {
@@ -162,12 +160,61 @@ fn cell(cases: &[&Case]) -> String {
     out
 }
 
-/// When `case`'s first request was answered, in sleeps from the burst's first send (its
-/// timeline's earliest answer); `None` without a timeline or an answer.
-fn first_answer_sleeps(case: &Case) -> Option<f64> {
-    let answered = (case.timeline.as_ref()?.requests.iter()).filter(|request| request.ok);
-    let first_ms = answered.map(|request| request.ended_ms).reduce(f64::min)?;
-    Some(first_ms / case.sleep_ms as f64)
+/// How a burst's answers came, from its timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answers {
+    /// All within half a sleep of each other, within the first sleep and a half.
+    AtOnce,
+    /// One per sleep, as each handler ended.
+    OnePerSleep,
+    /// All together, but only after a later sleep ended: held until the last handler ended.
+    HeldToTheEnd,
+    /// In this many groups, fewer than the answers: some held until a later one.
+    InGroups(usize),
+}
+
+impl Answers {
+    /// `case`'s, from the ends of its answered requests ([`answer_groups`]); `None` without a
+    /// timeline or an answer.
+    fn of(case: &Case) -> Option<Answers> {
+        let answered = (case.timeline.as_ref()?.requests.iter()).filter(|request| request.ok);
+        let mut ends: Vec<f64> = answered.map(|request| request.ended_ms).collect();
+        ends.sort_by(f64::total_cmp);
+        let (first, count) = (*ends.first()?, ends.len());
+        Some(match answer_groups(&ends, case.sleep_ms) {
+            1 if first < 1.5 * case.sleep_ms as f64 => Answers::AtOnce,
+            1 => Answers::HeldToTheEnd,
+            groups if groups == count => Answers::OnePerSleep,
+            groups => Answers::InGroups(groups),
+        })
+    }
+
+    fn words(self) -> String {
+        match self {
+            Answers::AtOnce => "at once".to_owned(),
+            Answers::OnePerSleep => "one per sleep".to_owned(),
+            Answers::HeldToTheEnd => "all held to the end".to_owned(),
+            Answers::InGroups(groups) => format!("partly held ({groups} groups)"),
+        }
+    }
+}
+
+/// When the answers of `cases` came: how most stacks' came, then each other way with the
+/// stacks it was theirs; `None` if no case has a timeline.
+fn answers_line(cases: Vec<&Case>) -> Option<String> {
+    let of: Vec<(Answers, &str)> = (cases.iter())
+        .filter_map(|case| Some((Answers::of(case)?, case.target.as_str())))
+        .collect();
+    let mut ways = grouped(&of, |(answers, _)| *answers);
+    ways.sort_by_key(|(_, stacks)| std::cmp::Reverse(stacks.len()));
+    let mut ways = ways.into_iter();
+    let (most, _) = ways.next()?;
+    let mut line = format!("answers {}", most.words());
+    for (answers, stacks) in ways {
+        let stacks: Vec<&str> = stacks.iter().map(|(_, stack)| *stack).collect();
+        let _ = write!(line, "; {} on {}", answers.words(), stacks.join(", "));
+    }
+    Some(line)
 }
 
 /// The pings of both probes that failed, of all sent, and the stacks they failed on.
