@@ -2,8 +2,10 @@
 //! the case's requests and pings on one clock.
 //!
 //! In a panel, time runs left to right from the burst's first send, on the same scale in
-//! every panel, so that a serialised burst (answers one sleep apart, out to ten sleeps) and a
-//! concurrent one (every answer near one sleep) are told apart at a glance. From the top:
+//! every panel of a column, so that down a column the stacks compare at a glance. Each column
+//! is as wide as its time needs, beside a least width: a route that serialises (answers one
+//! sleep apart, out to ten sleeps) gets the room, a fix whose answers all came near one sleep
+//! a narrow column that still shows them apart from its guide. From the top:
 //!
 //! - each burst request, a bar from when it was sent to when it was answered (black if it
 //!   failed), the first answered at the top;
@@ -48,6 +50,10 @@ const LABEL_W: u32 = 176;
 const LABEL_CHARS: usize = 22;
 const RIGHT_MARGIN: u32 = 14;
 const PANEL_GAP: u32 = 18;
+/// A column's least width: room for its note on when the answers came.
+const MIN_PANEL_W: u32 = 190;
+/// The least room between two labelled ticks, in pixels.
+const MIN_TICK_GAP: u32 = 32;
 const ROW_H: u32 = 112;
 const ROW_GAP: u32 = 10;
 /// The time axis under the last row, its labels and their description.
@@ -103,15 +109,38 @@ fn ping_colour(span: &Span) -> RGBColor {
     }
 }
 
-/// The time axis every panel shares: from the probes' head start to the last answer.
-fn time_range(grid: &TimelineGrid) -> Range<f64> {
-    let timelines = grid.rows.iter().flat_map(|row| row.panels.iter().flatten());
+/// The time axis every panel of `column` shares: from the probes' head start to the last
+/// answer.
+fn time_range(grid: &TimelineGrid, column: usize) -> Range<f64> {
+    let panels = grid.rows.iter().filter_map(|row| row.panels.get(column));
+    let timelines = panels.flatten();
     let spans = timelines.flat_map(|t| t.requests.iter().chain(&t.closed_loop).chain(&t.open_loop));
     let (first, last) = spans.fold((0.0_f64, grid.sleep_ms), |(first, last), span| {
         (first.min(span.sent_ms), last.max(span.ended_ms))
     });
     let step = tick_step(last);
     (first - step / 10.0)..(last / step).ceil() * step
+}
+
+/// Each column's left edge and width: [`MIN_PANEL_W`] each, and the rest of the figure's
+/// width shared by the length of each column's time axis.
+fn column_places(times: &[Range<f64>]) -> Vec<(u32, u32)> {
+    let columns = times.len().max(1) as u32;
+    let room = WIDTH - LABEL_W - RIGHT_MARGIN - PANEL_GAP * (columns - 1);
+    let spare = room.saturating_sub(MIN_PANEL_W * columns) as f64;
+    let total: f64 = times.iter().map(|time| time.end - time.start).sum();
+    let mut left = LABEL_W;
+    let mut places = Vec::new();
+    for time in times {
+        let share = match total > 0.0 {
+            true => (time.end - time.start) / total,
+            false => 1.0 / columns as f64,
+        };
+        let width = MIN_PANEL_W.min(room / columns) + (spare * share) as u32;
+        places.push((left, width));
+        left += width + PANEL_GAP;
+    }
+    places
 }
 
 /// The time between labelled ticks: a second for a long figure, less for a short one.
@@ -131,11 +160,12 @@ fn time_label(ms: f64) -> String {
 
 /// Draws the figure, returning the SVG text.
 pub fn timeline(grid: &TimelineGrid) -> Result<String, PlotError> {
-    let columns = grid.columns.len().max(1) as u32;
     let rows = grid.rows.len() as u32;
-    let panel_w = (WIDTH - LABEL_W - RIGHT_MARGIN - PANEL_GAP * (columns - 1)) / columns;
     let height = TITLE_H + HEADER_H + rows * (ROW_H + ROW_GAP) + AXIS_H + LEGEND_H;
-    let time = time_range(grid);
+    let times: Vec<Range<f64>> = (0..grid.columns.len())
+        .map(|column| time_range(grid, column))
+        .collect();
+    let places = column_places(&times);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
@@ -150,8 +180,8 @@ pub fn timeline(grid: &TimelineGrid) -> Result<String, PlotError> {
         let subtitle = text_style(HEADER_SIZE - 2, BLACK, centred);
         let at = ((WIDTH / 2) as i32, 42);
         root.draw(&Text::new(grid.subtitle.clone(), at, subtitle))?;
-        for (column, (route, runs)) in grid.columns.iter().enumerate() {
-            let x = (LABEL_W + column as u32 * (panel_w + PANEL_GAP) + panel_w / 2) as i32;
+        for ((route, runs), (left, width)) in grid.columns.iter().zip(&places) {
+            let x = (left + width / 2) as i32;
             let y = TITLE_H as i32;
             root.draw(&Text::new(
                 route.clone(),
@@ -168,11 +198,10 @@ pub fn timeline(grid: &TimelineGrid) -> Result<String, PlotError> {
             let top = TITLE_H + HEADER_H + index as u32 * (ROW_H + ROW_GAP);
             let last = index + 1 == grid.rows.len();
             draw_row_label(&root, row, top)?;
-            for (column, panel) in row.panels.iter().enumerate() {
-                let left = LABEL_W + column as u32 * (panel_w + PANEL_GAP);
+            for ((panel, (left, width)), time) in row.panels.iter().zip(&places).zip(&times) {
                 let axis = if last { AXIS_H - 22 } else { 0 };
-                let area = root.clone().shrink((left, top), (panel_w, ROW_H + axis));
-                draw_panel(&area, *panel, &time, grid.sleep_ms, last)?;
+                let area = root.clone().shrink((*left, top), (*width, ROW_H + axis));
+                draw_panel(&area, *panel, time, grid.sleep_ms, last)?;
             }
         }
         let axis_desc_y = (height - LEGEND_H - 12) as i32;
@@ -252,8 +281,10 @@ where
     let mut chart = ChartBuilder::on(area)
         .x_label_area_size(if with_axis { AXIS_H - 22 } else { 0 })
         .build_cartesian_2d(time.clone(), 0.0..PANEL_TOP)?;
+    // No closer than a label's width: a narrow column gets fewer, plotters picks round ones.
     let step = tick_step(time.end);
-    let ticks = ((time.end / step).round() as usize) + 1;
+    let fit = (area.dim_in_pixel().0 / MIN_TICK_GAP).max(2) as usize;
+    let ticks = (((time.end / step).round() as usize) + 1).min(fit);
     let mut mesh = chart.configure_mesh();
     mesh.disable_y_mesh()
         .disable_y_axis()
@@ -382,64 +413,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn span(sent_ms: f64, ended_ms: f64) -> Span {
-        Span {
-            sent_ms,
-            ended_ms,
-            ok: true,
-        }
-    }
-
-    #[test]
-    fn pings_are_classed_by_their_wait() {
-        assert_eq!(ping_colour(&span(100.0, 100.3)), PROMPT);
-        assert_eq!(ping_colour(&span(100.0, 600.0)), LATE);
-        assert_eq!(ping_colour(&span(100.0, 4600.0)), TIMED_OUT);
-    }
-
-    #[test]
-    fn the_time_axis_covers_the_head_start_and_the_last_answer() {
-        let timeline = Timeline {
-            requests: vec![span(0.0, 5004.0)],
-            closed_loop: vec![span(-50.0, -49.7)],
-            open_loop: Vec::new(),
-        };
-        let grid = TimelineGrid {
-            title: String::new(),
-            subtitle: String::new(),
-            columns: vec![("/bad".into(), "sleeps on the reactor".into())],
-            rows: vec![TimelineRow {
-                label: "demo-axum".into(),
-                panels: vec![Some(&timeline)],
-            }],
-            sleep_ms: 500.0,
-        };
-        let range = time_range(&grid);
-        assert!(range.start < -50.0 && range.start > -200.0, "{range:?}");
-        assert_eq!(range.end, 6000.0);
-        assert_eq!(time_label(2000.0), "2");
-        assert_eq!(time_label(500.0), "0.5");
-        assert_eq!(time_label(-0.0), "0");
-    }
-
-    #[test]
-    fn the_note_says_when_the_answers_came() {
-        let staircase: Vec<Span> = (1..=10).map(|k| span(0.0, 500.0 * k as f64)).collect();
-        assert_eq!(
-            answers_note(&staircase, 500.0),
-            "10 answers, from 0.5 s to 5.0 s"
-        );
-        let together = vec![span(0.0, 5007.0); 10];
-        assert_eq!(answers_note(&together, 500.0), "10 answers, all at 5.0 s");
-        let mut failed = together.clone();
-        failed[3].ok = false;
-        assert_eq!(
-            answers_note(&failed, 500.0),
-            "9 answers, all at 5.0 s; 1 failed"
-        );
-        assert_eq!(answers_note(&failed[3..4], 500.0), "no answer; 1 failed");
-    }
-}
+mod tests;
