@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The tests: sets up the FastAPI reference app's venv (reference/fastapi/setup.sh), then runs
-# every test of the workspace, the docs check among them (crates/doc-links).
+# The tests: sets up the FastAPI reference app's venv (reference/fastapi/setup.sh) and installs
+# Prometheus for reactor-watch's metrics test (scripts/install-prometheus.sh), then runs every
+# test of the workspace, the docs check among them (crates/doc-links), and reactor-watch's
+# checks of its `metrics` feature, which no crate of the workspace turns on.
 #
-# A test that cannot run is never a pass. Without python3 (with venv) this fails at once;
+# A test that cannot run is never a pass. Without python3 (with venv), or without Prometheus
+# where it cannot be installed (no root), this fails at once;
 # where the kernel refuses io_uring, the io_uring servers' tests fail. To run the rest anyway
 # on such a machine, set ALLOW_SKIPS=1: the tests that could not run then say so and are
 # counted, by what was missing, in the closing summary. Under CI (CI=true) nothing may be
@@ -30,6 +33,21 @@ case $status in
         ;;
     *) exit "$status" ;;
 esac
+status=0
+scripts/install-prometheus.sh || status=$?
+case $status in
+    0) ;;
+    3)
+        # Without ALLOW_SKIPS the test would fail; with it, it counts itself as skipped.
+        if [[ $allow_skips != 1 ]]; then
+            echo "tests: reactor-watch's Prometheus test needs \`prometheus\`; install it" \
+                "(scripts/install-prometheus.sh, as root), or set ALLOW_SKIPS=1 to run the" \
+                "other tests (that one then counts as skipped)" >&2
+            exit 1
+        fi
+        ;;
+    *) exit "$status" ;;
+esac
 export ALLOW_SKIPS=$allow_skips
 
 # Each test that could not run writes one line here, "what was missing<TAB>test".
@@ -44,6 +62,8 @@ RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --locked \
     -p demo-hyper-tokio -p console-probe --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 status=0
 cargo test --workspace --locked "$@" || status=$?
+# tests/prometheus.rs, in the run above, builds its example with the feature itself.
+cargo test --locked -p reactor-watch --features metrics --lib --test metrics "$@" || status=$?
 
 skipped=$(wc -l <"$SKIPPED_TESTS_LOG")
 if ((skipped > 0)); then

@@ -22,10 +22,12 @@ pub const GROUPS: [(&str, &str); 2] = [
     ),
 ];
 
-/// Each group's functions, in the table's order; the first is the baseline.
-pub const WRAPPERS: [(&str, &str); 4] = [
+/// Each group's functions, in the table's order; the first is the baseline. `wrapped_metrics`
+/// comes from the bench's build with reactor-watch's `metrics` feature.
+pub const WRAPPERS: [(&str, &str); 5] = [
     ("unwrapped", "bare"),
     ("wrapped", "reactor-watch, on"),
+    ("wrapped_metrics", "reactor-watch, on, with metrics"),
     ("disabled", "reactor-watch, off"),
     ("tokio_metrics", "tokio-metrics TaskMonitor"),
 ];
@@ -113,7 +115,9 @@ pub fn render(
         out,
         "\n## How it was measured\n\n- [`benches/per_poll.rs`](../crates/reactor-watch/benches/per_poll.rs): \
          each future polled with a no-op waker on the bench's thread; the watch's threshold \
-         and the monitor's slow-poll threshold are 100 ms, so no poll is slow.\n- Median time \
+         and the monitor's slow-poll threshold are 100 ms, so no poll is slow. \"with \
+         metrics\": a second build of the bench, with reactor-watch's `metrics` feature and a \
+         Prometheus recorder installed.\n- Median time \
          per iteration; in brackets, criterion's 95 % confidence interval of that median; \
          \"over bare\" is the median minus the bare one's. Raw data: \
          `{criterion_dir}/<group>/<function>/new/`.\n"

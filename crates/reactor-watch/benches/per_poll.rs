@@ -8,8 +8,10 @@
 //! Each comes unwrapped (the baseline), wrapped by an enabled watch (threshold 100 ms, so no
 //! poll is slow), wrapped by a disabled one, and, for comparison, instrumented by a
 //! tokio-metrics `TaskMonitor` (threshold 100 ms too), the other detector here that wraps
-//! polls. `clock/*` is the one clock read a wrapped poll makes. The figures are committed in
-//! results/poll-cost.md, which scripts/poll-cost.sh writes from criterion's files.
+//! polls. Built with the `metrics` feature (and a Prometheus recorder installed, as an app
+//! would), the enabled watch's functions are `wrapped_metrics`: scripts/poll-cost.sh runs that
+//! build for them alone. `clock/*` is the one clock read a wrapped poll makes. The figures are
+//! committed in results/poll-cost.md, which scripts/poll-cost.sh writes from criterion's files.
 //!
 //! - `request/*`: what a tower `WatchLayer` adds to one request, as the README and the axum
 //!   example write it: `label` is `Label::new` of a route this thread has labelled before,
@@ -31,7 +33,19 @@ use tokio_metrics::TaskMonitor;
 use tower_layer::Layer as _;
 use tower_service::Service;
 
+/// The enabled watch's function: a name of its own when the feature is compiled in.
+const ON: &str = if cfg!(feature = "metrics") {
+    "wrapped_metrics"
+} else {
+    "wrapped"
+};
+
 fn per_poll(c: &mut Criterion) {
+    // Before the first label, as an app installs it: the route's series then exist.
+    #[cfg(feature = "metrics")]
+    metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .expect("the bench's only recorder");
     let mut cx = Context::from_waker(Waker::noop());
     let on = Watch::start(Config::new(Duration::from_millis(100)).on_report(|_| {}));
     let off = Watch::disabled();
@@ -43,7 +57,7 @@ fn per_poll(c: &mut Criterion) {
         let mut future = pin!(pending::<u64>());
         b.iter(|| black_box(black_box(&mut future).as_mut().poll(&mut cx)));
     });
-    for (name, watch) in [("wrapped", &on), ("disabled", &off)] {
+    for (name, watch) in [(ON, &on), ("disabled", &off)] {
         group.bench_function(name, |b| {
             let mut future = watch.wrap(label, pending::<u64>());
             b.iter(|| black_box(Pin::new(black_box(&mut future)).poll(&mut cx)));
@@ -59,7 +73,7 @@ fn per_poll(c: &mut Criterion) {
     group.bench_function("unwrapped", |b| {
         b.iter(|| black_box(pin!(ready(black_box(1_u64))).poll(&mut cx)));
     });
-    for (name, watch) in [("wrapped", &on), ("disabled", &off)] {
+    for (name, watch) in [(ON, &on), ("disabled", &off)] {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let mut future = watch.wrap(label, ready(black_box(1_u64)));

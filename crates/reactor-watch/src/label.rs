@@ -61,7 +61,13 @@ impl Label {
         if let Ok(Ok(label)) = seen {
             return label;
         }
-        let (label, interned) = Label::intern(name);
+        let (label, interned, first) = Label::intern(name);
+        #[cfg(feature = "metrics")]
+        if first {
+            crate::metrics::route_named(interned);
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = first;
         let _ = SEEN.try_with(|seen| {
             let mut seen = seen.borrow_mut();
             if let Err(at) = seen.binary_search_by(|&(seen, _)| seen.cmp(name)) {
@@ -71,11 +77,12 @@ impl Label {
         label
     }
 
-    /// Interns `name` in the process-wide table: its label, and the table's copy of the name.
-    fn intern(name: &str) -> (Label, &'static str) {
+    /// Interns `name` in the process-wide table: its label, the table's copy of the name, and
+    /// whether this call added it.
+    fn intern(name: &str) -> (Label, &'static str, bool) {
         let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((&name, &index)) = table.index.get_key_value(name) {
-            return (Label(index), name);
+            return (Label(index), name, false);
         }
         // A slot keeps 16 bits of the index (slot.rs, `PollState`).
         let index = u16::try_from(table.names.len()).expect("more than 65,536 labels");
@@ -83,7 +90,7 @@ impl Label {
         let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
         table.names.push(name);
         table.index.insert(name, index);
-        (Label(index), name)
+        (Label(index), name, true)
     }
 
     /// The name this label was made from, exactly as given. Takes the intern table's lock.

@@ -148,6 +148,13 @@
 //! cannot miss a stall that began and ended between two of its visits). [`Watch::running`]
 //! and [`Watch::ended_stalls`] give the same facts to your own endpoint.
 //!
+//! # Metrics
+//!
+//! Feature `metrics` records the slow polls by route through the `metrics` facade, for
+//! whatever exporter the app installs: a counter, a histogram of how long each held its thread,
+//! and a gauge of the threads held past the threshold right now. A fast poll records nothing.
+//! The module `reactor_watch::metrics` names them.
+//!
 //! # Serving the counters
 //!
 //! [`Watch::stalls_json`] renders the `/stalls` body, by hand (no serde):
@@ -163,6 +170,8 @@ mod cpu;
 #[cfg(feature = "health")]
 mod health;
 mod label;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod report;
 mod slot;
 mod stalls;

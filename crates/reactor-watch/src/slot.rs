@@ -145,6 +145,11 @@ pub(crate) struct Slot {
     /// The thread's name when it registered, or `<unnamed>`.
     pub(crate) thread: Arc<str>,
     cpu: ThreadCpu,
+    /// The poll this thread counts for in the `reactor_watch_stalled_threads` gauge, or idle:
+    /// raised by a watchdog, lowered by whoever sees the poll end first, under this lock, so
+    /// that each raise is lowered once.
+    #[cfg(feature = "metrics")]
+    stalled: Mutex<PollState>,
 }
 
 impl Slot {
@@ -157,6 +162,8 @@ impl Slot {
             sample: Mutex::new(Sample::default()),
             thread,
             cpu: ThreadCpu::of_current_thread(),
+            #[cfg(feature = "metrics")]
+            stalled: Mutex::new(PollState(0)),
         }
     }
 
@@ -251,6 +258,59 @@ impl Slot {
         // tick-granular accounting showing through.
         let on_cpu = Duration::from_nanos(cpu_now.saturating_sub(sample.cpu_ns)).min(window);
         CpuTime::Sampled { on_cpu, window }
+    }
+}
+
+/// The gauge of threads held past the threshold, per slot: each slot counts for at most one
+/// poll at a time.
+#[cfg(feature = "metrics")]
+impl Slot {
+    /// Watchdog: counts this thread as stalled by `poll`, which it saw running past the
+    /// threshold, unless it already is or the poll has ended since.
+    pub(crate) fn raise_stalled(&self, poll: PollState) {
+        let mut stalled = self.stalled.lock().unwrap_or_else(PoisonError::into_inner);
+        // Read under the lock: a poll that ended and lowered its mark is not raised again.
+        if *stalled == poll || self.read() != poll {
+            return;
+        }
+        if !stalled.is_idle() {
+            crate::metrics::stalled_thread(stalled.label(), false);
+        }
+        crate::metrics::stalled_thread(poll.label(), true);
+        *stalled = poll;
+    }
+
+    /// Owner, when `poll` returned slow, after the slot stopped naming it: lowers its mark.
+    pub(crate) fn lower_stalled(&self, poll: PollState) {
+        let mut stalled = self.stalled.lock().unwrap_or_else(PoisonError::into_inner);
+        if *stalled == poll {
+            crate::metrics::stalled_thread(poll.label(), false);
+            *stalled = PollState(0);
+        }
+    }
+
+    /// Watchdog of watch `watch_id`, on each scan: lowers its mark for a poll that is no longer
+    /// running (`now`, the slot's state, is another), which the owner did not lower itself
+    /// (a poll that ended by a panic, or that the owner's clock did not time as slow).
+    pub(crate) fn lower_stalled_unless(&self, watch_id: u16, now: PollState) {
+        let stalled = *self.stalled.lock().unwrap_or_else(PoisonError::into_inner);
+        if !stalled.is_idle() && stalled.watch_id() == watch_id && stalled != now {
+            self.lower_stalled(stalled);
+        }
+    }
+}
+
+/// A thread that exits with a mark (its poll panicked, and no scan came since) lowers it.
+#[cfg(feature = "metrics")]
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let stalled = *self
+            .stalled
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !stalled.is_idle() {
+            crate::metrics::stalled_thread(stalled.label(), false);
+        }
     }
 }
 

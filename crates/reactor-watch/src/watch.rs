@@ -361,6 +361,8 @@ impl Inner {
                 at,
             });
         }
+        #[cfg(feature = "metrics")]
+        crate::metrics::slow_poll(label, held_ns);
         self.emit(&Report::Returned {
             label: label.name(),
             thread: Arc::clone(thread),
@@ -375,6 +377,8 @@ impl Inner {
         slot::live_slots(slots);
         for slot in slots.drain(..) {
             let state = slot.read();
+            #[cfg(feature = "metrics")]
+            slot.lower_stalled_unless(self.id, state);
             if state.is_idle() || state.watch_id() != self.id {
                 continue;
             }
@@ -386,6 +390,10 @@ impl Inner {
             let now_ms = slot::ms_of(clock::now_ns());
             let running_ms = u64::try_from(slot::ms_since(now_ms, state.start_ms())).unwrap_or(0);
             let running_ns = running_ms * 1_000_000;
+            #[cfg(feature = "metrics")]
+            if running_ns > self.threshold_ns {
+                slot.raise_stalled(state);
+            }
             if running_ns > self.threshold_ns && slot.claim_report(state) {
                 self.tally
                     .lock()

@@ -108,18 +108,28 @@ fn timed_poll<F: Future>(
     // The watchdog scans every `threshold / 2`, so it sees every poll longer than that running
     // (unless it is itself held off the CPU as long): a poll it did not see was fast, and
     // returns without a second clock read, which would be half the cost of the fast path.
-    if !slot.seen_since(state) {
-        return poll;
+    if slot.seen_since(state) {
+        seen_running(slot, watch, restore, state, start_ns);
     }
+    poll
+}
+
+/// The end of a poll the watchdog saw running: timed again, and recorded if it was slow. Out
+/// of line and not generic, so that the fast path compiles to the same code whatever this
+/// does (the `metrics` feature adds to it).
+#[cold]
+#[inline(never)]
+fn seen_running(slot: &Slot, watch: &Inner, restore: Restore<'_>, state: PollState, start_ns: u64) {
     let end_ns = clock::now_ns();
     let held_ns = end_ns.saturating_sub(start_ns);
     if held_ns <= watch.threshold_ns {
-        return poll;
+        return;
     }
-    // The rare path. The CPU sample is read while the slot still names this poll, so that the
-    // watchdog cannot replace it with an outer poll's.
+    // The CPU sample is read while the slot still names this poll, so that the watchdog cannot
+    // replace it with an outer poll's.
     let cpu = slot.cpu_since_sample(state, end_ns);
     drop(restore);
-    watch.returned_slow(label, &slot.thread, held_ns, cpu);
-    poll
+    #[cfg(feature = "metrics")]
+    slot.lower_stalled(state);
+    watch.returned_slow(state.label(), &slot.thread, held_ns, cpu);
 }

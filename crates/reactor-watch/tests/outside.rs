@@ -1,10 +1,10 @@
 //! reactor-watch used as another project uses it: `cargo package` makes the crate a registry
 //! would get, and a fresh crate in a temporary folder, outside this workspace, depends on that
 //! packaged copy alone (no path into this repository). It builds with no feature, with each
-//! feature, and with both, running the packaged axum example, which must report its `/bad`
-//! and not its `/ok`. The fresh crate gets this workspace's `Cargo.lock`, so that it builds
-//! the versions tested here from the registry's cache; it builds in `target/outside/`, kept
-//! between runs.
+//! feature, and with `tower` and `health` together, running the packaged axum example, which
+//! must report its `/bad` and not its `/ok`. The fresh crate gets this workspace's
+//! `Cargo.lock`, so that it builds the versions tested here from the registry's cache; it
+//! builds in `target/outside/`, kept between runs.
 
 mod common;
 
@@ -33,6 +33,7 @@ tokio = { version = "1", features = ["rt", "net", "time"], optional = true }
 [features]
 tower = ["reactor-watch/tower"]
 health = ["reactor-watch/health"]
+metrics = ["reactor-watch/metrics"]
 example = ["tower", "health", "dep:axum", "dep:tokio"]
 
 [[bin]]
@@ -47,6 +48,8 @@ const LIB: &str = r#"pub use reactor_watch::{Config, Label, Watch};
 pub use reactor_watch::HealthCheck;
 #[cfg(feature = "tower")]
 pub use reactor_watch::tower::WatchLayer;
+#[cfg(feature = "metrics")]
+pub use reactor_watch::metrics::SLOW_POLLS_TOTAL;
 "#;
 
 fn workspace() -> PathBuf {
@@ -124,7 +127,13 @@ fn the_packaged_crate_builds_and_reports_from_another_project() {
     std::fs::copy(workspace().join("Cargo.lock"), app.join("Cargo.lock")).expect("Cargo.lock");
 
     let target = outside_target();
-    for features in [None, Some("tower"), Some("health"), Some("example")] {
+    for features in [
+        None,
+        Some("tower"),
+        Some("health"),
+        Some("metrics"),
+        Some("example"),
+    ] {
         let mut build = cargo();
         build
             .current_dir(&app)

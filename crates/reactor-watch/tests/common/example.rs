@@ -34,9 +34,14 @@ fn lines(reader: impl std::io::Read + Send + 'static) -> Receiver<String> {
 
 /// Starts the example binary at `path`, on port 0.
 pub fn start(path: &Path) -> Example {
+    start_with(path, &["0"])
+}
+
+/// Starts the example binary at `path` with `args`.
+pub fn start_with(path: &Path, args: &[&str]) -> Example {
     let name = path.display();
     let mut child = Command::new(path)
-        .arg("0")
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

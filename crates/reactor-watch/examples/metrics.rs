@@ -1,0 +1,71 @@
+//! An axum app whose stalls reach Prometheus (feature `metrics`): `/bad` blocks, `/ok` awaits,
+//! and `/metrics` on a port of its own serves `reactor_watch_*` by route.
+//! `cargo run -p reactor-watch --features metrics --example metrics`, then
+//! `curl localhost:3000/bad` and `curl localhost:9000/metrics`.
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::time::Duration;
+
+use axum::extract::{MatchedPath, Request};
+use axum::{Router, routing::get};
+use clap::Parser;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use reactor_watch::metrics::{SLOW_POLL_BUCKETS, SLOW_POLL_DURATION_SECONDS};
+use reactor_watch::{Config, Label, Watch, tower::WatchLayer};
+
+/// The app's ports, on 127.0.0.1; 0 takes any free one (both are printed).
+#[derive(Parser)]
+struct Args {
+    #[arg(long, default_value_t = 3000)]
+    port: u16,
+    #[arg(long, default_value_t = 9000)]
+    metrics_port: u16,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    // 1. The exporter, before the first label (each route's series then start at 0). Outside
+    // any tokio runtime, `install` serves /metrics from a thread of its own, which a blocked
+    // handler cannot hold. Buckets for stalls, 1 ms to 10 s, make the durations a histogram.
+    let metrics_addr = free_addr(args.metrics_port)?;
+    PrometheusBuilder::new()
+        .with_http_listener(metrics_addr)
+        .set_buckets_for_metric(
+            Matcher::Full(SLOW_POLL_DURATION_SECONDS.into()),
+            &SLOW_POLL_BUCKETS,
+        )?
+        .install()?;
+    // 2. A watch (100 ms), and every request future wrapped under its route.
+    let watch = Watch::start(Config::default());
+    let app = Router::new()
+        .route(
+            "/bad",
+            get(|| async { std::thread::sleep(Duration::from_millis(300)) }),
+        )
+        .route(
+            "/ok",
+            get(|| tokio::time::sleep(Duration::from_millis(300))),
+        )
+        .route_layer(WatchLayer::new(watch, |req: &Request| {
+            Label::new(
+                req.extensions()
+                    .get::<MatchedPath>()
+                    .map_or("?", MatchedPath::as_str),
+            )
+        }));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, args.port)).await?;
+        println!("metrics on http://{metrics_addr}/metrics");
+        println!("listening on http://{}", listener.local_addr()?);
+        axum::serve(listener, app).await
+    })?;
+    Ok(())
+}
+
+/// `port` on 127.0.0.1, or for 0 a free one: the exporter binds the address it is given and
+/// does not say which port it got, so the kernel is asked first.
+fn free_addr(port: u16) -> std::io::Result<SocketAddr> {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, port))?.local_addr()
+}
