@@ -5,11 +5,13 @@
 //! heading that was renamed then fails the test command instead of a reader's click.
 //!
 //! Beside it, [`prose`] is the docs check: the README within [`prose::README_MAX_LINES`]
-//! lines and each lesson within [`prose::LESSON_MAX_LINES`], and no commit hash or source line
+//! lines, each lesson within [`prose::LESSON_MAX_LINES`] and each reference page within
+//! [`prose::REFERENCE_MAX_LINES`], and no commit hash or source line
 //! number in the prose of the README or `docs/*.md`; and [`outcomes`] the outcome-words lint:
 //! a sentence that says what a run showed is checked by a claim or named in the allow-list
 //! (`tests/prose.rs`); [`excerpts`], code a page shows from a source file, verbatim
-//! (`tests/excerpts.rs`).
+//! (`tests/excerpts.rs`); [`facts`], what a page says of the code (a crate's version, a
+//! default) against the code (`tests/facts.rs`).
 //!
 //! Anchors follow GitHub's rule for heading ids: the heading's text, lower-cased, with every
 //! character that is not a letter, a digit, a space, `-` or `_` removed, and spaces turned
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 pub mod excerpts;
+pub mod facts;
 pub mod outcomes;
 pub mod prose;
 

@@ -25,7 +25,7 @@ use std::ops::Range;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use serde::Deserialize;
 
-use crate::prose::generated_blocks;
+use crate::prose::without_generated_blocks;
 
 /// Words that state how many of something did or did not happen.
 pub const OUTCOME_WORDS: &[&str] = &[
@@ -74,20 +74,16 @@ fn claim_names(html: &str) -> impl Iterator<Item = &str> {
 
 /// Every claim named on `markdown`, in order, outside code blocks.
 pub fn claims(markdown: &str) -> Vec<Claim> {
-    let sentences = sentences(markdown);
-    let mut claims: Vec<Claim> = Vec::new();
-    for sentence in sentences {
-        claims.extend(sentence.claims.into_iter().map(|name| Claim {
-            line: sentence.line,
-            name,
-        }));
-    }
-    claims
+    let claimed = sentences(markdown).into_iter().flat_map(|s| {
+        let line = s.line;
+        s.claims.into_iter().map(move |name| Claim { line, name })
+    });
+    claimed.collect()
 }
 
 /// The sentences of `markdown`'s prose, in order (see the module's documentation).
 pub fn sentences(markdown: &str) -> Vec<Sentence> {
-    let text = blank_generated_blocks(markdown);
+    let text = without_generated_blocks(markdown);
     let line_of = |offset: usize| text[..offset].matches('\n').count() + 1;
     let mut reader = Reader::default();
     let options = Options::ENABLE_TABLES;
@@ -128,19 +124,6 @@ pub fn sentences(markdown: &str) -> Vec<Sentence> {
     }
     reader.end_block();
     reader.sentences
-}
-
-/// `markdown` with its generated blocks blanked out, every line kept.
-fn blank_generated_blocks(markdown: &str) -> String {
-    let mut text = markdown.to_owned();
-    for block in generated_blocks(markdown).into_iter().rev() {
-        let blank: String = markdown[block.clone()]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        text.replace_range(block, &blank);
-    }
-    text
 }
 
 /// The sentences read so far, and the block being read: its text, and the line each of its

@@ -1,6 +1,7 @@
 //! The docs check on the project's own pages: `README.md` within
-//! [`README_MAX_LINES`](doc_links::prose::README_MAX_LINES) lines and each lesson within
-//! [`LESSON_MAX_LINES`](doc_links::prose::LESSON_MAX_LINES); no commit hash and no source line
+//! [`README_MAX_LINES`](doc_links::prose::README_MAX_LINES) lines, each lesson within
+//! [`LESSON_MAX_LINES`](doc_links::prose::LESSON_MAX_LINES) and each reference page within
+//! [`REFERENCE_MAX_LINES`](doc_links::prose::REFERENCE_MAX_LINES); no commit hash and no source line
 //! number in the prose of `README.md` or `docs/*.md` outside generated blocks; and every
 //! sentence there that states an outcome checked by a claim or named in
 //! `docs/outcome-words.toml` ([`doc_links::outcomes`]).
@@ -66,20 +67,27 @@ fn name(path: &Path) -> String {
 }
 
 #[test]
-fn every_lesson_page_is_at_most_250_lines() {
-    let long: Vec<String> = (pages().into_iter())
-        .filter(|(page, _)| page.starts_with("docs/") && !prose::is_reference(page))
-        .filter_map(|(page, text)| {
-            let lines = prose::too_long(&text, prose::LESSON_MAX_LINES)?;
-            Some(format!("{page}: {lines} lines"))
-        })
-        .collect();
+fn every_page_is_within_its_limit_lessons_200_references_250() {
+    let mut problems = Vec::new();
+    for (page, text) in pages()
+        .into_iter()
+        .filter(|(page, _)| page.starts_with("docs/"))
+    {
+        let max = prose::max_lines(&page);
+        let excused = prose::LESSONS_OVER_FOR_NOW.contains(&page.as_str());
+        match (prose::too_long(&text, max), excused) {
+            (Some(lines), false) => problems.push(format!("{page}: {lines} lines, over {max}")),
+            (None, true) => problems.push(format!(
+                "{page}: within {max} lines now; take it off prose::LESSONS_OVER_FOR_NOW"
+            )),
+            _ => {}
+        }
+    }
     assert!(
-        long.is_empty(),
-        "lesson pages over {} lines (move evidence that is only a table to the results file it \
-         comes from, and link it):\n{}",
-        prose::LESSON_MAX_LINES,
-        long.join("\n")
+        problems.is_empty(),
+        "pages over their limit (a lesson: move a table of figures to the results file it comes \
+         from and link it; a reference: split it by topic):\n{}",
+        problems.join("\n")
     );
 }
 
