@@ -6,7 +6,7 @@
 mod common;
 
 use bench_client::experiments::tokio::{
-    SERVERS, TokioPlan, TokioTargets, lifo_targets, tally, tokio_answers,
+    TokioPlan, TokioTargets, lifo_targets, servers, tally, tokio_answers,
 };
 use burst_meter::environment::Environment;
 use burst_meter::session::ServerOptions;
@@ -16,7 +16,7 @@ use demo_contract::CURRENT_THREAD_PANIC;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_answer_keeps_its_shape_and_the_slot_flips_the_spawned_task() {
     let dir = target::default_bin_dir();
-    for server in SERVERS {
+    for server in servers() {
         common::real_server(server);
     }
     let unstable = target::unstable_bin_dir(&dir).join("demo-hyper-tokio");
@@ -26,7 +26,7 @@ async fn each_answer_keeps_its_shape_and_the_slot_flips_the_spawned_task() {
         unstable.display()
     );
     let targets = TokioTargets {
-        tokio: SERVERS
+        tokio: servers()
             .iter()
             .map(|server| Target::server(server, &dir))
             .collect(),
@@ -45,7 +45,7 @@ async fn each_answer_keeps_its_shape_and_the_slot_flips_the_spawned_task() {
 
     assert_eq!(
         report.refusals.len(),
-        2 * SERVERS.len(),
+        2 * servers().len(),
         "{:?}",
         report.refusals
     );
@@ -55,7 +55,7 @@ async fn each_answer_keeps_its_shape_and_the_slot_flips_the_spawned_task() {
     }
 
     let joins = tally::joins(&report);
-    assert_eq!(joins.len(), 2 * SERVERS.len(), "{joins:?}");
+    assert_eq!(joins.len(), 2 * servers().len(), "{joins:?}");
     for join in &joins {
         let held = if join.route == "/join-block-in-place" {
             join.trials

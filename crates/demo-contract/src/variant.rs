@@ -23,14 +23,16 @@
 //!   runtime builders of `for_compio::run` and `for_ntex::run`;
 //! - [`COMPIO_EPOLL`], [`COMPIO_SQPOLL`], [`NTEX_EPOLL`] and [`NTEX_DIRECT_WRITE`], the
 //!   io_uring experiment's ([`URING_VARIANTS`]), in the same functions;
-//! - the `multi-thread` variants of the tokio servers and [`TOKIO_LIFO_SLOT_OFF`], tokio's own
-//!   answers' ([`TOKIO_VARIANTS`]), in `for_tokio::runtime`; these two run at any
-//!   `--threads`.
+//! - the `multi-thread` variants ([`multi_thread_variants`]: every stack whose description
+//!   serves tokio's own routes has one) and [`TOKIO_LIFO_SLOT_OFF`], tokio's own answers', in
+//!   `for_tokio::runtime`; these two run at any `--threads`.
 //! - [`MONOIO_NO_POOL`] and [`MONOIO_EXECUTE_LOCAL`] ([`MONOIO_VARIANTS`]), which run at any
 //!   `--threads` too, in `for_monoio::run`'s runtime builder;
 //! - [`GLOMMIO_STALL_DETECTOR`], the detectors experiment's, in `for_glommio::run`'s.
 
-use crate::Args;
+use std::sync::LazyLock;
+
+use crate::{Args, Route};
 
 /// The flag that selects a variant: `--variant NAME`, repeatable.
 pub const FLAG: &str = "--variant";
@@ -220,13 +222,6 @@ pub const NTEX_DIRECT_WRITE: Variant = Variant {
             to send every connection's buffer, which runs after the tasks already queued",
 };
 
-/// demo-axum on a `multi_thread` runtime even at `--threads 1` (`about` says what changes).
-pub const AXUM_MULTI_THREAD: Variant = multi_thread("demo-axum", "demo-axum (multi_thread)");
-
-/// demo-hyper-tokio on a `multi_thread` runtime even at `--threads 1`.
-pub const HYPER_TOKIO_MULTI_THREAD: Variant =
-    multi_thread("demo-hyper-tokio", "demo-hyper-tokio (multi_thread)");
-
 /// The `multi-thread` variants' name, the same on every tokio server.
 const MULTI_THREAD: &str = "multi-thread";
 
@@ -235,17 +230,28 @@ pub fn multi_thread_requested(args: &Args) -> bool {
     args.variants.iter().any(|name| name == MULTI_THREAD)
 }
 
-/// A tokio server on a `multi_thread` runtime of `--threads` workers, one included.
-const fn multi_thread(server: &'static str, label: &'static str) -> Variant {
-    Variant {
-        server,
-        name: MULTI_THREAD,
-        label,
-        any_threads: true,
-        about: "tokio's multi_thread runtime at every --threads, 1 included (one worker thread \
-                beside main, instead of current_thread on main): the runtime \
-                tokio::task::block_in_place needs",
-    }
+/// The `multi-thread` variant of each stack that serves tokio's own routes (its description
+/// names a handler for [`Route::OkBlockInPlace`]): a `multi_thread` runtime of `--threads`
+/// workers, one included, the runtime `block_in_place` needs. A stack's description decides,
+/// so a tokio stack added by its folder has it too.
+pub fn multi_thread_variants() -> &'static [Variant] {
+    static VARIANTS: LazyLock<Vec<Variant>> = LazyLock::new(|| {
+        let serving = (stacks::all().iter())
+            .filter(|stack| stack.handlers.contains_key(Route::OkBlockInPlace.path()));
+        serving
+            .map(|stack| Variant {
+                server: stack.name.as_str(),
+                name: MULTI_THREAD,
+                // Once per stack, for the life of the process, as the constant variants' labels.
+                label: Box::leak(format!("{} (multi_thread)", stack.name).into_boxed_str()),
+                any_threads: true,
+                about: "tokio's multi_thread runtime at every --threads, 1 included (one worker \
+                        thread beside main, instead of current_thread on main): the runtime \
+                        tokio::task::block_in_place needs",
+            })
+            .collect()
+    });
+    &VARIANTS
 }
 
 /// demo-hyper-tokio without the LIFO slot (`about` says what changes). Needs a build with
@@ -309,14 +315,6 @@ pub const GLOMMIO_STALL_DETECTOR: Variant = Variant {
             log::warn!, which env_logger prints on stderr",
 };
 
-/// tokio's own answers' variants ([`crate::Route::TOKIO`]): the runtime `block_in_place`
-/// needs on each tokio server, and the LIFO slot's flip.
-pub const TOKIO_VARIANTS: [Variant; 3] = [
-    AXUM_MULTI_THREAD,
-    HYPER_TOKIO_MULTI_THREAD,
-    TOKIO_LIFO_SLOT_OFF,
-];
-
 /// The io_uring experiment's flips: each changes, on one io_uring server, how (or when) a
 /// queued operation reaches the kernel. The two `event_interval` variants are its flips too.
 pub const URING_VARIANTS: [Variant; 6] = [
@@ -342,8 +340,9 @@ pub const RACE_VARIANTS: [Variant; 3] = [
     TOKIO_EVENT_INTERVAL_1,
 ];
 
-/// Every variant, of every server.
-pub const ALL: [Variant; 20] = [
+/// Every variant named here, of one server each; with [`multi_thread_variants`], every
+/// variant ([`every`]).
+pub const ALL: [Variant; 18] = [
     SMOL_EXECUTOR_ON_MAIN,
     TOKIO_REACTOR_ON_WORKER,
     ACTIX_REQUEST_TIMEOUT_OFF,
@@ -358,17 +357,20 @@ pub const ALL: [Variant; 20] = [
     COMPIO_SQPOLL,
     NTEX_EPOLL,
     NTEX_DIRECT_WRITE,
-    AXUM_MULTI_THREAD,
-    HYPER_TOKIO_MULTI_THREAD,
     TOKIO_LIFO_SLOT_OFF,
     MONOIO_NO_POOL,
     MONOIO_EXECUTE_LOCAL,
     GLOMMIO_STALL_DETECTOR,
 ];
 
+/// Every variant of every server.
+pub fn every() -> impl Iterator<Item = &'static Variant> {
+    ALL.iter().chain(multi_thread_variants())
+}
+
 /// The variants of the server named `server`, which its `--variant` accepts.
 pub fn of_server(server: &str) -> impl Iterator<Item = &'static Variant> + '_ {
-    ALL.iter().filter(move |variant| variant.server == server)
+    every().filter(move |variant| variant.server == server)
 }
 
 impl Variant {
@@ -390,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_server_never_has_two_variants_of_one_name() {
-        for variant in ALL {
+        for variant in every() {
             let same = of_server(variant.server).filter(|v| v.name == variant.name);
             assert_eq!(same.count(), 1, "{variant:?}");
         }

@@ -65,8 +65,8 @@ pub struct ComparisonArgs {
     pub file_cache: FileCache,
 
     /// Start each spawned server as its variant NAME, at every --threads it runs at (e.g.
-    /// multi-thread: tokio's multi_thread runtime, one worker at --threads 1); a server without
-    /// one is left out
+    /// multi-thread: tokio's multi_thread runtime, one worker at --threads 1); without
+    /// --servers, the servers that have it; of those asked for, one without it is left out
     #[arg(long, value_name = "NAME", value_parser = variant_name)]
     pub variant: Option<String>,
 
@@ -110,8 +110,15 @@ impl ComparisonArgs {
             endpoint: endpoint.clone(),
         });
         let folders = self.spawn.folders();
-        let (targets, mut notes) =
-            target::for_comparison(&self.spawn.servers, &folders, externals.collect());
+        // With a variant and no servers asked for: the servers that have it.
+        let asked = match (&self.variant, self.spawn.servers.is_empty()) {
+            (Some(variant), true) => (demo_contract::variant::every())
+                .filter(|own| own.name == variant)
+                .map(|own| own.server.to_owned())
+                .collect(),
+            _ => self.spawn.servers.clone(),
+        };
+        let (targets, mut notes) = target::for_comparison(&asked, &folders, externals.collect());
         let Some(variant) = &self.variant else {
             return (targets, notes);
         };
@@ -123,7 +130,7 @@ impl ComparisonArgs {
 
 /// A variant of some server, any thread count allowed: one the comparison can run.
 fn variant_name(name: &str) -> Result<String, String> {
-    let any_threads = demo_contract::variant::ALL.iter().filter(|v| v.any_threads);
+    let any_threads = demo_contract::variant::every().filter(|v| v.any_threads);
     let names: Vec<&str> = any_threads.map(|variant| variant.name).collect();
     if names.contains(&name) {
         Ok(name.to_owned())

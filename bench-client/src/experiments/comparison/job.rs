@@ -73,8 +73,6 @@ pub const RUNS: [JobRun; 13] = [
     job_run(
         "tokio's block_in_place, on one worker and two (results/block-in-place/)",
         &[
-            "--servers",
-            "demo-axum,demo-hyper-tokio",
             "--variant",
             "multi-thread",
             "--routes",

@@ -1,7 +1,7 @@
 //! What the pages say tokio's own answers showed ([`crate::experiments::claims`]).
 
 use super::tally::{self, JoinTally, SpawnTally};
-use super::{SERVERS, TokioReport};
+use super::{TokioReport, servers};
 use demo_contract::CURRENT_THREAD_PANIC;
 
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
@@ -16,7 +16,7 @@ pub const CLAIMS: &[Claim<TokioReport>] = &[
         holds: |report| {
             // tokio's `block_in_place` panics on `current_thread` whatever the machine, and
             // the servers answer the panic with a 500: every tokio server, both its routes.
-            for server in SERVERS {
+            for server in servers() {
                 for route in ["/ok-block-in-place", "/join-block-in-place"] {
                     let found = (report.refusals.iter())
                         .find(|refusal| refusal.target == server && refusal.route == route);

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use demo_contract::Route;
-use demo_contract::variant::{AXUM_MULTI_THREAD, HYPER_TOKIO_MULTI_THREAD, TOKIO_LIFO_SLOT_OFF};
+use demo_contract::variant::{TOKIO_LIFO_SLOT_OFF, multi_thread_variants};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -63,9 +63,10 @@ impl Experiment for Tokio {
     type Record = TokioReport;
 
     fn plan(args: &TokioArgs) -> ((TokioPlan, TokioTargets), Vec<String>) {
-        let (stock, mut notes) = args.spawn.targets(&SERVERS);
+        let servers = servers();
+        let (stock, mut notes) = args.spawn.targets(&servers);
         let (tokio, others): (Vec<Target>, Vec<Target>) =
-            (stock.into_iter()).partition(|target| SERVERS.contains(&target.label()));
+            (stock.into_iter()).partition(|target| servers.contains(&target.label()));
         for target in others {
             notes.push(format!("{}: left out, not a tokio server", target.label()));
         }
@@ -107,8 +108,13 @@ impl Experiment for Tokio {
 }
 
 /// The tokio servers: the ones with a `multi-thread` variant, the runtime `block_in_place`
-/// needs.
-pub const SERVERS: [&str; 2] = [AXUM_MULTI_THREAD.server, HYPER_TOKIO_MULTI_THREAD.server];
+/// needs (those whose description serves tokio's own routes).
+pub fn servers() -> Vec<&'static str> {
+    multi_thread_variants()
+        .iter()
+        .map(|variant| variant.server)
+        .collect()
+}
 
 /// The experiment's defaults.
 pub mod defaults {
