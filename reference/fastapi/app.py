@@ -425,8 +425,8 @@ async def error_as_json(request: Request, exc: HTTPException) -> JSONResponse:
     own 404 and 405."""
     path, method = request.url.path, request.method
     if exc.status_code == 404 and path in TOKIO_ROUTES:
-        error = (f"{path} is one of tokio's own routes: only demo-axum and demo-hyper-tokio "
-                 "serve them")
+        error = (f"{path} is one of tokio's own routes: only the Rust stacks whose "
+                 "stack.toml names a handler for it serve it")
     elif exc.status_code == 404:
         error = f"no route at {json.dumps(path)}; try {', '.join(ROUTES)}"
     elif exc.status_code == 405:

@@ -253,11 +253,15 @@ impl ApiError {
 
     /// 404 on a server that does not run tokio: `route` is one of tokio's own answers.
     pub fn tokio_only(route: crate::Route) -> Self {
+        let serving: Vec<&str> = (stacks::all().iter())
+            .filter(|stack| stack.handlers.contains_key(route.path()))
+            .map(|stack| stack.name.as_str())
+            .collect();
         ApiError {
             status: 404,
             error: format!(
-                "{route} is one of tokio's own routes: only demo-axum and demo-hyper-tokio serve \
-                 them"
+                "{route} is one of tokio's own routes: only {} serve it",
+                serving.join(", ")
             ),
         }
     }
