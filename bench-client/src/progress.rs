@@ -40,15 +40,17 @@ impl Stage {
     /// `steps` on each (target, reactor threads) pair of `schedule`, with [`PAUSE`] after
     /// each, as a stage named `name`.
     pub fn of<S: Step>(name: &str, schedule: &[(&Target, usize)], steps: &[S]) -> Stage {
-        let per_target = |threads: usize| -> Duration {
-            steps.iter().map(|step| step.floor(threads) + PAUSE).sum()
+        let per_target = |target: &Target, threads: usize| -> Duration {
+            (steps.iter())
+                .map(|step| step.floor(target.label(), threads) + PAUSE)
+                .sum()
         };
         Stage {
             name: name.to_owned(),
             steps: schedule.len() * steps.len(),
             estimate: schedule
                 .iter()
-                .map(|&(_, threads)| per_target(threads))
+                .map(|&(target, threads)| per_target(target, threads))
                 .sum(),
         }
     }

@@ -296,11 +296,12 @@ pub trait Step {
     fn route(&self) -> WorkPath;
     /// What the progress line says while it runs.
     fn describe(&self) -> String;
-    /// The least time measuring it can take on a target with `threads` reactor threads: what
-    /// its plan forces (its sleeps as the protocol's ideals place them, its fixed waits;
-    /// [`PAUSE`] is added by the session), which no quicker client could save. The progress
-    /// view's time left is made of these, scaled by how the steps done compared.
-    fn floor(&self, threads: usize) -> Duration;
+    /// The least time measuring it can take on the target labelled `target`, with `threads`
+    /// reactor threads: what its plan forces (its sleeps as the protocol's ideals place them,
+    /// on the target's pool as its stack describes it, its fixed waits; [`PAUSE`] is added by
+    /// the session), which no quicker client could save. The progress view's time left is
+    /// made of these, scaled by how the steps done compared.
+    fn floor(&self, target: &str, threads: usize) -> Duration;
 }
 
 /// What happens while a run goes on, for the terminal.
@@ -404,7 +405,7 @@ async fn run_target<S: Step, T>(
         on(Event::Running {
             target: target.label(),
             step: step.describe(),
-            estimate: step.floor(threads) + PAUSE,
+            estimate: step.floor(target.label(), threads) + PAUSE,
         });
         let result = measure(&running, step).await;
         // Checked after the pause: a server killed during the step may take a moment to

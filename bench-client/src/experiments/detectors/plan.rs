@@ -127,7 +127,7 @@ impl Step for PhaseStep {
         }
     }
 
-    fn floor(&self, _threads: usize) -> Duration {
+    fn floor(&self, _target: &str, _threads: usize) -> Duration {
         self.expected() + LISTEN_AFTER
     }
 }

@@ -272,7 +272,7 @@ impl Step for TimedStep {
         }
     }
 
-    fn floor(&self, _threads: usize) -> Duration {
+    fn floor(&self, _target: &str, _threads: usize) -> Duration {
         self.floor
     }
 }

@@ -316,7 +316,7 @@ impl Step for TrialStep {
 
     /// The head start and the burst's sleeps in turn on each reactor thread, spread as evenly
     /// as the kernel could: ⌈N / threads⌉ of them, so no trial is quicker.
-    fn floor(&self, threads: usize) -> Duration {
+    fn floor(&self, _target: &str, threads: usize) -> Duration {
         let rounds = self.concurrency.div_ceil(threads.max(1));
         HEAD_START + self.sleep * rounds as u32
     }

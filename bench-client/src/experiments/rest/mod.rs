@@ -146,7 +146,7 @@ impl Step for Pause {
     }
 
     /// The closed loop, then the open loop (none at pause 0).
-    fn floor(&self, _threads: usize) -> Duration {
+    fn floor(&self, _target: &str, _threads: usize) -> Duration {
         let probes = if self.ms == 0 { 1 } else { 2 };
         self.probe_for * probes
     }

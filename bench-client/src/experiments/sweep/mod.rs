@@ -153,12 +153,7 @@ impl SweepPlan {
     /// sleep for `/ok-await`; ⌈N / pool⌉ sleeps for `/ok-blocking` on a pool of known size;
     /// ⌈N / threads⌉ sleeps for `/bad`, which runs one sleep at a time per reactor thread.
     pub fn ideal_ms(&self, route: WorkPath, n: usize) -> Option<f64> {
-        let rounds = match route.route() {
-            Route::OkAwait => 1,
-            Route::OkBlocking => n.div_ceil(self.server.blocking_threads?),
-            Route::Bad => n.div_ceil(self.threads),
-            _ => return None,
-        };
+        let rounds = rounds(route, n, self.server.blocking_threads, self.threads)?;
         Some(rounds as f64 * self.sleep_ms as f64)
     }
 
@@ -175,13 +170,6 @@ impl SweepPlan {
         }
     }
 
-    /// The least a burst of `n` requests of `route` can take: its ideal where the plan knows
-    /// it, else one sleep.
-    fn floor(&self, route: WorkPath, n: usize) -> Duration {
-        let burst_ms = self.ideal_ms(route, n).unwrap_or(self.sleep_ms as f64);
-        Duration::from_secs_f64(burst_ms / 1000.0)
-    }
-
     /// The plan on `targets`, for the progress view.
     pub fn stage(&self, name: &str, targets: &[Target]) -> Stage {
         let schedule: Vec<(&Target, usize)> = targets.iter().map(|t| (t, self.threads)).collect();
@@ -194,11 +182,25 @@ impl SweepPlan {
             self.concurrency.iter().map(move |&n| SweepStep {
                 route,
                 n,
-                floor: self.floor(route, n),
+                sleep_ms: self.sleep_ms,
+                pool: self.server.blocking_threads,
+                threads: self.threads,
             })
         });
         all.filter(|step| self.skip_reason(step.route, step.n).is_none())
             .collect()
+    }
+}
+
+/// Sleeps one after another in a burst of `n` requests of `route`, if known: one for
+/// `/ok-await`; ⌈N / pool⌉ for `/ok-blocking` on a pool of `pool` threads; ⌈N / threads⌉ for
+/// `/bad`, which runs one sleep at a time per reactor thread.
+fn rounds(route: WorkPath, n: usize, pool: Option<usize>, threads: usize) -> Option<usize> {
+    match route.route() {
+        Route::OkAwait => Some(1),
+        Route::OkBlocking => Some(n.div_ceil(pool?)),
+        Route::Bad => Some(n.div_ceil(threads)),
+        _ => None,
     }
 }
 
@@ -207,8 +209,10 @@ impl SweepPlan {
 pub struct SweepStep {
     pub route: WorkPath,
     pub n: usize,
-    /// The least it can take: the burst's ideal where the plan knows it, else one sleep.
-    pub floor: Duration,
+    pub sleep_ms: u64,
+    /// The servers' blocking pool, where the plan sets it (`--blocking-threads`).
+    pub pool: Option<usize>,
+    pub threads: usize,
 }
 
 impl Step for SweepStep {
@@ -220,8 +224,13 @@ impl Step for SweepStep {
         self.to_string()
     }
 
-    fn floor(&self, _threads: usize) -> Duration {
-        self.floor
+    /// The burst's ideal, on the plan's pool or else the one the target's stack describes,
+    /// where known; else one sleep.
+    fn floor(&self, target: &str, _threads: usize) -> Duration {
+        let described = || stacks::named(target).and_then(|stack| stack.pool.threads);
+        let pool = self.pool.or_else(described);
+        let rounds = rounds(self.route, self.n, pool, self.threads).unwrap_or(1);
+        Duration::from_millis(self.sleep_ms) * rounds as u32
     }
 }
 
@@ -400,9 +409,31 @@ mod tests {
         };
         let blocking = WorkPath::canonical(Route::OkBlocking);
         let ms = Duration::from_millis;
-        assert_eq!(plan.floor(blocking, 41), ms(200));
-        assert_eq!(plan.floor(BAD, 10), ms(1_000));
-        let unknown_pool = SweepPlan::default();
-        assert_eq!(unknown_pool.floor(blocking, 1), ms(defaults::SLEEP_MS));
+        let floor = |plan: &SweepPlan, route, n, target| {
+            let steps = plan.steps();
+            let step = steps.iter().find(|s| s.route == route && s.n == n).unwrap();
+            step.floor(target, 1)
+        };
+        let plan = SweepPlan {
+            routes: vec![blocking, BAD],
+            concurrency: vec![1, 10, 41, 1_000],
+            ..plan
+        };
+        assert_eq!(floor(&plan, blocking, 41, "demo-axum"), ms(200));
+        assert_eq!(floor(&plan, BAD, 10, "demo-axum"), ms(1_000));
+        // Without --blocking-threads: the pool the stack describes, else one sleep.
+        let described = SweepPlan {
+            server: ServerOptions::default(),
+            ..plan
+        };
+        let axum_pool = stacks::named("demo-axum")
+            .and_then(|s| s.pool.threads)
+            .unwrap();
+        let rounds = 1_000_usize.div_ceil(axum_pool) as u32;
+        assert_eq!(
+            floor(&described, blocking, 1_000, "demo-axum"),
+            ms(100) * rounds
+        );
+        assert_eq!(floor(&described, blocking, 1_000, "elsewhere"), ms(100));
     }
 }

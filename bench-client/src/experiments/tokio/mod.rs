@@ -223,7 +223,7 @@ impl Step for TokioCase<'_> {
         }
     }
 
-    fn floor(&self, _threads: usize) -> Duration {
+    fn floor(&self, _target: &str, _threads: usize) -> Duration {
         self.1.floor(self.0)
     }
 }

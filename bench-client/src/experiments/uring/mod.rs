@@ -240,7 +240,7 @@ impl Step for UringStep {
         }
     }
 
-    fn floor(&self, _threads: usize) -> Duration {
+    fn floor(&self, _target: &str, _threads: usize) -> Duration {
         self.floor
     }
 }

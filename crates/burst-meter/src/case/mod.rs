@@ -103,7 +103,7 @@ impl Step for CaseStep<'_> {
     /// The head start and the burst: one after another on the reactor threads for the
     /// routes that block them, the route's best otherwise. A file route's unit is not known
     /// before its case reads the file alone, so it counts nothing but the head start.
-    fn floor(&self, threads: usize) -> Duration {
+    fn floor(&self, _target: &str, threads: usize) -> Duration {
         if self.route.reads_the_file() {
             return HEAD_START;
         }

@@ -163,7 +163,7 @@ impl Step for PointStep {
         format!("ping {} ({} trials)", self.point.describe(), self.trials)
     }
 
-    fn floor(&self, _threads: usize) -> Duration {
+    fn floor(&self, _target: &str, _threads: usize) -> Duration {
         self.floor
     }
 }
