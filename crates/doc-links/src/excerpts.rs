@@ -2,6 +2,12 @@
 //! `<!-- from: PATH -->` must be a verbatim part of the file at `PATH` (from the repository's
 //! root), whatever its indentation there, so that the pages show the code that was measured
 //! and a change to it fails the docs check until the page shows the new code.
+//!
+//! Every Rust block is either such an excerpt or a quotation of a third party's source, after
+//! a line `<!-- quote: CRATE VERSION, PATH -->`, which no build of this project can check: a
+//! snippet written by hand for the page would compile nowhere and go stale unseen.
+
+use crate::prose::without_generated_blocks;
 
 /// A fenced block a page says it took from a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,9 +49,32 @@ pub fn excerpts(markdown: &str) -> Vec<Excerpt> {
 
 /// `PATH` of a line `<!-- from: PATH -->`.
 fn marker(line: &str) -> Option<&str> {
+    comment(line, "from:")
+}
+
+/// What follows `key` in a line `<!-- KEY WHAT -->`, if it says something.
+fn comment<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let inner = line.trim().strip_prefix("<!--")?.strip_suffix("-->")?;
-    let path = inner.trim().strip_prefix("from:")?.trim();
-    (!path.is_empty()).then_some(path)
+    let what = inner.trim().strip_prefix(key)?.trim();
+    (!what.is_empty()).then_some(what)
+}
+
+/// The lines, from 1, of the Rust blocks of `markdown` whose fence follows neither a
+/// `<!-- from: PATH -->` nor a `<!-- quote: CRATE VERSION, PATH -->` line. Generated blocks
+/// are the bench client's, and left out.
+pub fn unsourced_rust_blocks(markdown: &str) -> Vec<usize> {
+    let text = without_generated_blocks(markdown);
+    let lines: Vec<&str> = text.lines().collect();
+    let sourced = |line: &str| marker(line).is_some() || comment(line, "quote:").is_some();
+    let fences =
+        (lines.iter().enumerate()).filter(|(_, line)| line.trim_start().starts_with("```rust"));
+    fences
+        .filter(|(at, _)| {
+            !at.checked_sub(1)
+                .is_some_and(|before| sourced(lines[before]))
+        })
+        .map(|(at, _)| at + 1)
+        .collect()
 }
 
 /// Whether `source` holds `code` line for line, each non-empty line indented alike (a method
@@ -96,6 +125,16 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_rust_block_needs_its_source_or_a_quotation() {
+        let page = "<!-- from: a.rs -->\n```rust\nfn a() {}\n```\n\
+                    <!-- quote: async-io 2.6.0, src/driver.rs -->\n```rust\nloop {}\n```\n\
+                    text\n```rust\nfn b() {}\n```\n<!-- quote: -->\n  ```rust,ignore\n```\n\
+                    ```text\nnot rust\n```\n\
+                    <!-- figures:begin x -->\n```rust\ndrawn\n```\n<!-- figures:end -->\n";
+        assert_eq!(unsourced_rust_blocks(page), [10, 14]);
     }
 
     #[test]

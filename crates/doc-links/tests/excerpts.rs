@@ -1,12 +1,13 @@
 //! The code the pages show from the servers is the servers' code: every block marked
 //! `<!-- from: PATH -->` on `README.md`, `docs/*.md` and the crates' READMEs is a verbatim
 //! part of `PATH`
-//! ([`doc_links::excerpts`]); the README shows demo-axum's three handlers, and the fix pages
-//! both fixes of every Rust server.
+//! ([`doc_links::excerpts`]), and every Rust block there is such an excerpt or a marked
+//! quotation of a third party's source; the README shows demo-axum's three handlers, and the
+//! fix pages both fixes of every Rust server.
 
 use std::path::{Path, PathBuf};
 
-use doc_links::excerpts::{Excerpt, excerpts, is_part_of};
+use doc_links::excerpts::{Excerpt, excerpts, is_part_of, unsourced_rust_blocks};
 
 /// The pages that show each server's fix as code: every stack's, and glommio's and monoio's
 /// beside the pool each one needs.
@@ -42,8 +43,8 @@ fn servers() -> Vec<String> {
     mains
 }
 
-#[test]
-fn every_excerpt_is_part_of_its_source() {
+/// `README.md`, `docs/*.md` and every crate's README, from the root.
+fn pages() -> Vec<String> {
     let mut pages = vec!["README.md".to_owned()];
     for page in doc_links::markdown_under(&root().join("docs")).expect("docs/") {
         let page = page.strip_prefix(root()).expect("under the root");
@@ -59,8 +60,13 @@ fn every_excerpt_is_part_of_its_source() {
             pages.push(readme.display().to_string());
         }
     }
+    pages
+}
+
+#[test]
+fn every_excerpt_is_part_of_its_source() {
     let mut wrong = Vec::new();
-    for page in &pages {
+    for page in &pages() {
         for excerpt in excerpts_of(page) {
             let source = std::fs::read_to_string(root().join(&excerpt.from)).unwrap_or_default();
             if !is_part_of(&excerpt.code, &source) {
@@ -72,6 +78,23 @@ fn every_excerpt_is_part_of_its_source() {
         wrong.is_empty(),
         "code on the pages that differs from its source (show the source as it stands):\n{}",
         wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_rust_block_is_an_excerpt_or_a_quotation() {
+    let mut unsourced = Vec::new();
+    for page in pages() {
+        let text = read(&root().join(&page));
+        let lines = unsourced_rust_blocks(&text).into_iter();
+        unsourced.extend(lines.map(|line| format!("{page}:{line}")));
+    }
+    assert!(
+        unsourced.is_empty(),
+        "Rust blocks cut from no source: make each a part of code that builds, marked \
+         `<!-- from: PATH -->` on the line before its fence, or, quoting a third party's \
+         source, mark it `<!-- quote: CRATE VERSION, PATH -->`:\n{}",
+        unsourced.join("\n")
     );
 }
 

@@ -74,13 +74,8 @@ fn every_page_is_within_its_limit_lessons_200_references_250() {
         .filter(|(page, _)| page.starts_with("docs/"))
     {
         let max = prose::max_lines(&page);
-        let excused = prose::LESSONS_OVER_FOR_NOW.contains(&page.as_str());
-        match (prose::too_long(&text, max), excused) {
-            (Some(lines), false) => problems.push(format!("{page}: {lines} lines, over {max}")),
-            (None, true) => problems.push(format!(
-                "{page}: within {max} lines now; take it off prose::LESSONS_OVER_FOR_NOW"
-            )),
-            _ => {}
+        if let Some(lines) = prose::too_long(&text, max) {
+            problems.push(format!("{page}: {lines} lines, over {max}"));
         }
     }
     assert!(

@@ -10,13 +10,12 @@ fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args()
         .nth(1)
         .map_or(3000, |p| p.parse().expect("a port"));
-    // 1. A watch: any poll that holds its thread over 100 ms is a stall, reported on stderr.
-    let watch = Watch::start(Config::default());
+    let watch = Watch::start(Config::default()); // 100 ms, asyncio's debug-mode threshold
     actix_web::rt::System::new().block_on(async move {
         let server = HttpServer::new(move || {
+            // Each worker builds its own App: a clone of the watch each, one watchdog for all.
             let watch = watch.clone();
             App::new()
-                // 2. Wrap every request future under the route actix-web matched.
                 .wrap_fn(move |req, service| {
                     let route = req.match_pattern();
                     let label = Label::new(route.as_deref().unwrap_or("?"));

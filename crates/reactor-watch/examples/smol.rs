@@ -11,26 +11,25 @@ fn main() -> std::io::Result<()> {
     let port: u16 = std::env::args()
         .nth(1)
         .map_or(3000, |p| p.parse().expect("a port"));
-    // 1. A watch, and a label per route, made once.
-    let watch = Watch::start(Config::default());
+    let watch = Watch::start(Config::default()); // 100 ms, asyncio's debug-mode threshold
+    // A label per route, made once (labels live as long as the process), and every request's
+    // future wrapped under its route.
     let (bad, other) = (Label::new("/bad"), Label::new("(other)"));
+    let service = service_fn(move |req: Request<Incoming>| {
+        let label = if req.uri().path() == "/bad" {
+            bad
+        } else {
+            other
+        };
+        watch.wrap(label, answer(req))
+    });
     smol::block_on(async {
         let listener = smol::net::TcpListener::bind(("127.0.0.1", port)).await?;
         println!("listening on http://{}", listener.local_addr()?);
         loop {
             let (stream, _) = listener.accept().await?;
-            let watch = watch.clone();
-            // 2. Wrap every request future under its route.
-            let service = service_fn(move |req: Request<Incoming>| {
-                let label = if req.uri().path() == "/bad" {
-                    bad
-                } else {
-                    other
-                };
-                watch.wrap(label, answer(req))
-            });
             let connection =
-                http1::Builder::new().serve_connection(FuturesIo::new(stream), service);
+                http1::Builder::new().serve_connection(FuturesIo::new(stream), service.clone());
             smol::spawn(connection).detach();
         }
     })

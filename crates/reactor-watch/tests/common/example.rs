@@ -32,9 +32,10 @@ fn lines(reader: impl std::io::Read + Send + 'static) -> Receiver<String> {
     receive
 }
 
-/// Starts the example binary at `path`, on port 0.
+/// Starts the example binary at `path`, on port 0 for each port it takes: the axum example
+/// takes three (the app's and its two health checks'), so that runs side by side never meet.
 pub fn start(path: &Path) -> Example {
-    start_with(path, &["0"])
+    start_with(path, &["0", "0", "0"])
 }
 
 /// Starts the example binary at `path` with `args`.
