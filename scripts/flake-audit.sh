@@ -45,6 +45,7 @@ TARGETS+=(
     "bench-client uring"
     "bench-client tokio_answers"
     "bench-client probe"
+    "bench-client probe_shipped"
     "bench-client detectors"
     "bench-client faults"
     "bench-client end_to_end"
@@ -58,6 +59,7 @@ TARGETS+=(
     "reactor-watch off"
     "reactor-watch examples"
     "reactor-watch outside"
+    "reactor-watch prometheus"
     "reactor-watch doc"
 )
 

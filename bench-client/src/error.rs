@@ -57,9 +57,22 @@ pub enum Error {
     /// A command line of the main job does not parse.
     #[error("bad command line: {0}")]
     CommandLine(#[from] clap::Error),
+    /// The probe gave a route a verdict its `--fail-on` names: what it found, in words. Its
+    /// results are written; the command exits with its own status ([`Error::exit_status`]).
+    #[error("{0}")]
+    FailedOn(String),
 }
 
 impl Error {
+    /// The status the command exits with: the probe's own for a verdict `--fail-on` names,
+    /// 1 for any other error.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            Error::FailedOn(_) => crate::experiments::probe::FAILED_ON_STATUS,
+            _ => 1,
+        }
+    }
+
     /// The error of writing `path`, for `map_err`.
     pub fn write(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
         let path = path.into();

@@ -158,6 +158,16 @@ fn a_bad_command_line_is_a_usage_error_that_probes_nothing() {
             &["http://127.0.0.1:1", "--route", "/x", "-n", "1"][..],
             "concurrency",
         ),
+        (
+            &[
+                "http://127.0.0.1:1",
+                "--route",
+                "/x",
+                "--fail-on",
+                "serialises,slow",
+            ][..],
+            "\"slow\" is not a verdict",
+        ),
     ];
     for (args, told) in cases {
         let out = temp_dir("probe-usage");

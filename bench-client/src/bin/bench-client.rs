@@ -115,7 +115,7 @@ fn exit(outcome: Result<usize, Error>) -> ExitCode {
         }
         Err(error) => {
             eprintln!("bench-client: {error}");
-            ExitCode::FAILURE
+            ExitCode::from(error.exit_status())
         }
     }
 }

@@ -168,6 +168,12 @@ pub trait Experiment: Sync + 'static {
         None
     }
 
+    /// Whether its parsed command line keeps stdout for a record a script reads (the probe's
+    /// `--json`): what [`Experiment::told`] says then goes to stderr.
+    fn stdout_taken(_args: &Self::Args) -> bool {
+        false
+    }
+
     /// Why its parsed command line cannot run, beyond what clap checks (e.g. a combination
     /// of values); `None` if it can.
     fn refused(_args: &Self::Args) -> Option<String> {
@@ -364,9 +370,12 @@ async fn run_and_write<E: Experiment>(
         progress.print(&format!("bench-client: {note}"));
     }
     let environment = Environment::with_stamp(current_stamp(&E::CODE));
+    let stdout_taken = E::stdout_taken(&args);
     let on = &mut |event: Event<'_, E::Step>| {
-        if let Some(text) = E::told(&event).filter(|_| alone) {
-            progress.print_out(&text);
+        match E::told(&event).filter(|_| alone) {
+            Some(text) if stdout_taken => progress.print(&text),
+            Some(text) => progress.print_out(&text),
+            None => {}
         }
         progress.on_event(&event);
     };

@@ -75,6 +75,10 @@ pub struct Burst {
     pub sent: Vec<Duration>,
     /// When each request was answered (or failed), from the first send, in the same order.
     pub done: Vec<Duration>,
+    /// How long each request's own connect took, in the same order; `None` for a connection
+    /// opened before the burst ([`Connect::Before`]) or a connect that failed. A connect of a
+    /// second or more had its SYN resent: the server's listen queue had no room for it.
+    pub connects: Vec<Option<Duration>>,
 }
 
 impl Burst {
@@ -242,10 +246,11 @@ impl Prepared {
                 let (peer, request) = (peer.clone(), request.clone());
                 tokio::spawn(async move {
                     let sent = Instant::now();
-                    let exchange = one(&peer, connection, &request);
+                    let mut connect = None;
+                    let exchange = one(&peer, connection, &request, &mut connect);
                     let reply = (tokio::time::timeout(timeout, exchange).await)
                         .unwrap_or(Err(HttpError::Timeout(timeout)));
-                    (reply, sent, Instant::now())
+                    (reply, sent, Instant::now(), connect)
                 })
             })
             .collect();
@@ -258,10 +263,12 @@ impl Prepared {
         }
         outcomes.reverse();
         let (mut replies, mut sent, mut done) = (Vec::new(), Vec::new(), Vec::new());
-        for (reply, sent_at, done_at) in outcomes {
+        let mut connects = Vec::new();
+        for (reply, sent_at, done_at, connect) in outcomes {
             sent.push(sent_at.saturating_duration_since(start));
             done.push(done_at - start);
             replies.push(reply);
+            connects.push(connect);
         }
         Burst {
             start,
@@ -269,20 +276,27 @@ impl Prepared {
             replies,
             sent,
             done,
+            connects,
         }
     }
 }
 
-/// One request, on `connection` if it was opened beforehand, else on a new one, which is
-/// closed once the answer is read.
+/// One request, on `connection` if it was opened beforehand, else on a new one, whose
+/// connect's time goes into `connect`; the connection is closed once the answer is read.
 async fn one(
     peer: &Peer,
     connection: Option<TcpStream>,
     request: &Request,
+    connect: &mut Option<Duration>,
 ) -> Result<Reply, HttpError> {
     let mut stream = match connection {
         Some(stream) => stream,
-        None => peer.connect().await?,
+        None => {
+            let connecting = Instant::now();
+            let stream = peer.connect().await?;
+            *connect = Some(connecting.elapsed());
+            stream
+        }
     };
     wire::exchange(&mut stream, request).await
 }

@@ -190,11 +190,36 @@ impl Connection {
 
     /// `METHOD prefix + path_and_query` with an empty body, whole answer read.
     pub async fn send(&mut self, method: Method, path_and_query: &str) -> Result<Reply, HttpError> {
-        let request = Request::builder()
+        self.send_asking(method, path_and_query, false).await
+    }
+
+    /// [`Connection::send`] as the last request of this connection: it asks the server to
+    /// close it (`connection: close`), and this end drops it once the answer is read, as a
+    /// client that keeps no connection does (Kubernetes' prober: `DisableKeepAlives`). A server
+    /// that serves one connection at a time is then free for the next client.
+    pub async fn send_last(
+        mut self,
+        method: Method,
+        path_and_query: &str,
+    ) -> Result<Reply, HttpError> {
+        self.send_asking(method, path_and_query, true).await
+    }
+
+    /// The request, with `connection: close` if `close`.
+    async fn send_asking(
+        &mut self,
+        method: Method,
+        path_and_query: &str,
+        close: bool,
+    ) -> Result<Reply, HttpError> {
+        let mut request = Request::builder()
             .method(method)
             .uri(format!("{}{path_and_query}", self.endpoint.prefix))
-            .header(header::HOST, self.endpoint.authority())
-            .body(Empty::new())?;
+            .header(header::HOST, self.endpoint.authority());
+        if close {
+            request = request.header(header::CONNECTION, "close");
+        }
+        let request = request.body(Empty::new())?;
         self.sender.ready().await?;
         let response = self.sender.send_request(request).await?;
         let status = response.status().as_u16();

@@ -31,6 +31,11 @@ pub struct PortState {
     /// SYN-ACK, but its last ACK was dropped (a full accept queue) or is on its way. Such a
     /// connection is open on the client's side and not yet in any queue on the server's.
     pub half_open: u32,
+    /// The listeners' backlog, over every listener on the port: the `listen()` backlog as the
+    /// kernel keeps it (capped by `net.core.somaxconn`), a listener's send queue in
+    /// `sock_diag`. A listener holds one connection more than this; past that, the kernel
+    /// drops the SYN and the client sends it again a second later.
+    pub backlog: u32,
 }
 
 /// The [`PortState`] of local `port`, IPv4 and IPv6, or `None` where `sock_diag` cannot be
@@ -51,6 +56,7 @@ pub fn port_state(port: u16) -> Option<PortState> {
                 TCP_LISTEN => {
                     listening = true;
                     state.accept_queue += response.header.recv_queue;
+                    state.backlog += response.header.send_queue;
                 }
                 TCP_SYN_RECV => state.half_open += 1,
                 _ => {}
@@ -264,6 +270,16 @@ Tcp: 1 200 120000 -1 54105 53773 309 161 0 607567 605671 953 0 447 0
         assert!(wait_until_accepted(port, Duration::from_secs(5)).await);
         drop(listener);
         assert_eq!(port_state(port), None, "no listener on the port");
+    }
+
+    #[tokio::test]
+    async fn a_listeners_backlog_is_the_one_it_asked_for() {
+        // socketserver's default, far below `net.core.somaxconn`, which caps it.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(([127, 0, 0, 1], 0).into()).unwrap();
+        let listener = socket.listen(5).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        assert_eq!(port_state(port).map(|state| state.backlog), Some(5));
     }
 
     #[test]

@@ -104,6 +104,7 @@ mod tests {
             due: origin + Duration::from_millis(25),
             send_lag_ms: Some(0.01),
             latency_ms: 475.0004,
+            connect_ms: None,
             error: None,
         };
         let span = ping_span(origin, &ping);

@@ -8,16 +8,21 @@ use serde::{Deserialize, Serialize};
 
 use super::defaults;
 use burst_meter::http::Endpoint;
+use burst_meter::stats::Verdict;
 use burst_meter::target::Folders;
 
 /// Points the probe at your server: for each --route, requests alone, one after another (for
 /// their median), then --concurrency at once while the health check is sent every --every-ms,
-/// repeated --trials times; the verdict per route: serialises (one at a time, and your health
-/// check waited: the thread that serves it was blocked), bounded (a few at a time: a pool, or
-/// the cores), concurrent, inconclusive (with what would tell) or failed (with why). Without a
-/// URL it checks itself: stub servers, the FastAPI app and the demo servers, each route with
-/// the verdict it must get
+/// repeated --trials times, every request on a connection of its own closed after its answer;
+/// the verdict per route: serialises (one at a time, and your health check waited: the thread
+/// that serves it was blocked), bounded (a few at a time: a pool, or the cores), concurrent,
+/// inconclusive (with what would tell) or failed (with why), judged from each request's time
+/// once connected; connections the server's listen backlog dropped are a finding of their
+/// own. Without a URL it checks itself: stub servers, Python's standard-library servers and
+/// uvicorn as they ship, the FastAPI app and the demo servers, each route with the verdict it
+/// must get
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_STATUS)]
 pub struct ProbeArgs {
     /// Your server, already running, e.g. http://127.0.0.1:8000 (loopback only, unless
     /// --allow-remote)
@@ -57,6 +62,22 @@ pub struct ProbeArgs {
     #[arg(long, default_value_t = defaults::TIMEOUT_MS, value_parser = clap::value_parser!(u64).range(100..=120_000))]
     pub timeout_ms: u64,
 
+    /// Send the health checks on one connection kept alive, as a load balancer that pools
+    /// its connections does [default: a new connection per check, closed after its answer,
+    /// as Kubernetes' prober sends them]
+    #[arg(long)]
+    pub keep_alive_health: bool,
+
+    /// Exit with status 3 if any route gets one of these verdicts, e.g. `serialises` or
+    /// `serialises,bounded`: a gate for CI
+    #[arg(long, value_name = "VERDICT[,VERDICT]", value_delimiter = ',', value_parser = verdict)]
+    pub fail_on: Vec<Verdict>,
+
+    /// Write the verdicts to stdout as JSON (verdicts.json's contents), for a script; the
+    /// lines per route then go to stderr
+    #[arg(long)]
+    pub json: bool,
+
     /// Probe a server that is not on this machine's loopback (it gets bursts of requests:
     /// only one that is yours to load)
     #[arg(long, requires = "url")]
@@ -75,6 +96,34 @@ pub struct ProbeArgs {
     /// Folder for PROBE.md, verdicts.json and probe.json
     #[arg(long, default_value = defaults::OUT)]
     pub out: PathBuf,
+}
+
+/// The exit statuses, as `--help` lists them.
+const EXIT_STATUS: &str = "Exit status: 0 no route failed, and none got a verdict named by \
+    --fail-on; 1 a route failed, or a server could not be probed; 2 a usage error (nothing \
+    probed); 3 a route got a verdict named by --fail-on (whatever else failed)";
+
+/// The status the probe exits with when a route got a verdict named by `--fail-on`.
+pub const FAILED_ON_STATUS: u8 = 3;
+
+/// The verdicts `--fail-on` takes, by the names the verdicts are printed with.
+const VERDICTS: [Verdict; 5] = [
+    Verdict::Serialises,
+    Verdict::Bounded,
+    Verdict::Concurrent,
+    Verdict::Inconclusive,
+    Verdict::Failed,
+];
+
+/// A verdict by its name: `serialises`, `bounded`, `concurrent`, `inconclusive`, `failed`.
+fn verdict(value: &str) -> Result<Verdict, String> {
+    let value = value.trim();
+    (VERDICTS.into_iter())
+        .find(|verdict| verdict.to_string() == value)
+        .ok_or_else(|| {
+            let names: Vec<String> = VERDICTS.iter().map(Verdict::to_string).collect();
+            format!("{value:?} is not a verdict: one of {}", names.join(", "))
+        })
 }
 
 impl ProbeArgs {
@@ -98,6 +147,12 @@ impl ProbeArgs {
             )),
             Err(error) => Some(format!("cannot resolve {}: {error}", endpoint.host)),
         }
+    }
+
+    /// Whether the server is on this machine, where the kernel shows its listener: the
+    /// probe's own servers, or a URL on loopback.
+    pub fn local(&self) -> bool {
+        (self.url.as_ref()).is_none_or(|endpoint| loopback(endpoint).unwrap_or(false))
     }
 
     /// Where the probe's own check finds the servers it starts.

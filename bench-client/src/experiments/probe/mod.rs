@@ -5,16 +5,23 @@
 //! For each route: requests alone, one after another (the first only warms the route up),
 //! for the median one takes; then rounds of N at once, each on a connection of its own,
 //! while the open-loop probe sends the health check on a fixed schedule, from a few periods
-//! before the round to its last answer. The verdict is derived from that record
-//! ([`verdict`]). Without a URL it runs its own check ([`subjects::own_check`]): servers whose
-//! verdicts are known by construction, each route with the one it must get.
+//! before the round to its last answer. Every request asks the server to close its
+//! connection after the answer, and by default so does every health check, each on a new
+//! connection, as Kubernetes' prober sends them: a server that serves one connection at a
+//! time is never held by an idle one of the probe's. The verdict is derived from that record
+//! ([`verdict`]), from each request's time once connected ([`waves`]); what the server's
+//! listener dropped is a finding of its own ([`network`]). Without a URL it runs its own
+//! check ([`subjects::own_check`]): servers whose verdicts are known by construction, each
+//! route with the one it must get.
 
 mod args;
 pub mod claims;
+pub mod network;
 mod run;
 pub mod subjects;
 pub mod verdict;
 pub mod views;
+pub mod waves;
 
 use std::path::Path;
 use std::time::Duration;
@@ -27,10 +34,14 @@ use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::progress::Stage;
 use burst_meter::environment::Environment;
 use burst_meter::kernel::TcpCounters;
+use burst_meter::probe::Connections;
 use burst_meter::session::{Event, Failure, PAUSE};
 use burst_meter::stalls::StallsSeen;
+use burst_meter::stats::Verdict;
+use network::Listener;
+use waves::Served;
 
-pub use args::{Call, ProbeArgs};
+pub use args::{Call, FAILED_ON_STATUS, ProbeArgs};
 use subjects::{AsExpected, Expected, Subject};
 use verdict::Finding;
 
@@ -101,6 +112,25 @@ impl Experiment for Probe {
         report.failures.len() + failed.count()
     }
 
+    fn stdout_taken(args: &ProbeArgs) -> bool {
+        args.json
+    }
+
+    /// With `--json`, the verdicts on stdout; with `--fail-on`, the verdicts it names as an
+    /// error, which the command exits on with its own status.
+    fn after(args: &ProbeArgs, report: &ProbeReport) -> Result<Option<String>, Error> {
+        if args.json {
+            print!("{}", crate::report::files::json(&views::verdicts(report)));
+        }
+        match failed_on(&args.fail_on, report) {
+            Some(found) => Err(Error::FailedOn(format!(
+                "{found}; the report is in {}",
+                args.out.display()
+            ))),
+            None => Ok(None),
+        }
+    }
+
     fn told(event: &Event<'_, RouteProbe>) -> Option<String> {
         match event {
             Event::Measured(probe) => Some(views::line(probe)),
@@ -108,6 +138,25 @@ impl Experiment for Probe {
             Event::Running { .. } | Event::Failed(_) => None,
         }
     }
+}
+
+/// The routes of `report` whose verdict `fail_on` names, in words; `None` if there is none.
+fn failed_on(fail_on: &[Verdict], report: &ProbeReport) -> Option<String> {
+    let found: Vec<String> = (report.routes.iter())
+        .filter_map(|probe| {
+            let verdict = probe.finding().verdict;
+            let named = fail_on.contains(&verdict);
+            named.then(|| format!("{} {}: {verdict}", probe.server, probe.call))
+        })
+        .collect();
+    let names: Vec<String> = fail_on.iter().map(Verdict::to_string).collect();
+    (!found.is_empty()).then(|| {
+        format!(
+            "--fail-on {}: {} (exit status {FAILED_ON_STATUS})",
+            names.join(","),
+            found.join("; ")
+        )
+    })
 }
 
 /// The probe's defaults.
@@ -151,6 +200,13 @@ pub struct ProbePlan {
     /// The headers themselves.
     #[serde(skip)]
     pub headers: Vec<(String, String)>,
+    /// How the health checks get their connections: a new one per check unless
+    /// `--keep-alive-health`. A record that does not say kept them alive, the shared default.
+    #[serde(default)]
+    pub health_connections: Connections,
+    /// Whether the server is on this machine, so that the kernel shows its listener.
+    #[serde(skip)]
+    pub local: bool,
 }
 
 impl ProbePlan {
@@ -163,6 +219,11 @@ impl ProbePlan {
             timeout_ms: args.timeout_ms,
             header_names: args.headers.iter().map(|(name, _)| name.clone()).collect(),
             headers: args.headers.clone(),
+            health_connections: match args.keep_alive_health {
+                true => Connections::KeptAlive,
+                false => Connections::NewEach,
+            },
+            local: args.local(),
         }
     }
 
@@ -235,17 +296,30 @@ impl RouteProbe {
 }
 
 /// One round of N requests at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Trial {
     /// From the first send to the last answer, ms.
     pub wall_ms: f64,
     /// When each request was answered, from the first send, ms, in the order sent.
     pub done_ms: Vec<f64>,
+    /// When each request's connection was established, from the first send, ms, in the same
+    /// order: the route is judged from each request's time once connected. Where a record
+    /// has none, each is taken as connected at the first send.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connected_ms: Vec<f64>,
+    /// How long each request's connect took, ms, in the same order: a second or more, and
+    /// the server's listener had dropped its SYN.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connect_ms: Vec<f64>,
     /// The health checks due before the round, answered: their latencies, ms.
     pub health_at_rest_ms: Vec<f64>,
     /// The health checks due during the round, answered: their latencies from their
     /// scheduled time, ms.
     pub health_during_ms: Vec<f64>,
+    /// How long each of those took to connect, ms, in the same order (0 on a connection kept
+    /// from an earlier check): a wait of the listener's, not the server's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub health_connect_ms: Vec<f64>,
     /// The health checks due during the round that failed.
     pub health_failed: usize,
     /// How late each health check due during the round left, ms: the probe's own lateness,
@@ -256,4 +330,27 @@ pub struct Trial {
     /// or a retransmit is a second's wait that is not the server's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<TcpCounters>,
+    /// The server's listener while the round ran, where the kernel shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listener: Option<Listener>,
+}
+
+impl Trial {
+    /// Each answered request's connect and answer, from the first send, in the order sent.
+    pub fn served(&self) -> Vec<Served> {
+        (self.done_ms.iter().enumerate())
+            .map(|(k, &done_ms)| Served {
+                connected_ms: self.connected_ms.get(k).copied().unwrap_or_default(),
+                done_ms,
+            })
+            .collect()
+    }
+
+    /// The health checks due during the round, each from when it was due to its answer,
+    /// less the time its connect took.
+    pub fn health_once_connected_ms(&self) -> impl Iterator<Item = f64> + '_ {
+        (self.health_during_ms.iter().enumerate()).map(|(k, &latency)| {
+            latency - self.health_connect_ms.get(k).copied().unwrap_or_default()
+        })
+    }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use demo_contract::Route;
 
 use super::Call;
+use super::network::ListenerWatch;
 use super::subjects::{Expected, Subject};
 use super::{ProbePlan, ProbeReport, REST_CHECKS, RouteProbe, Trial};
 use burst_meter::burst::{self, Burst, Connect};
@@ -17,6 +18,7 @@ use burst_meter::probe::{HealthCheck, open};
 use burst_meter::session::{Event, Failure, PAUSE, SessionError};
 use burst_meter::stalls::{self};
 use burst_meter::target::{ServerProcess, Target};
+use burst_meter::units::millis;
 use burst_meter::wire::Request;
 
 /// Probes every subject in turn, with `plan`.
@@ -184,7 +186,7 @@ async fn probe_route(check: &HealthCheck, plan: &ProbePlan, probe: &mut RoutePro
         endpoint,
         &call.method,
         &call.path,
-        &plan.headers,
+        &closing(&plan.headers),
         call.body.as_bytes(),
     );
     // The first request warms the route up (a connection pool, a cache): not counted.
@@ -217,38 +219,46 @@ async fn probe_route(check: &HealthCheck, plan: &ProbePlan, probe: &mut RoutePro
     }
 }
 
+/// `headers` and `connection: close`, unless they name the connection's fate themselves:
+/// every route request asks the server to close its connection after the answer (the client
+/// drops it then too), so that a server serving one connection at a time serves the next.
+fn closing(headers: &[(String, String)]) -> Vec<(String, String)> {
+    let mut headers = headers.to_vec();
+    if !(headers.iter()).any(|(name, _)| name.eq_ignore_ascii_case("connection")) {
+        headers.push(("connection".to_owned(), "close".to_owned()));
+    }
+    headers
+}
+
 /// One round: the health check on its schedule, [`REST_CHECKS`] periods of it at rest, then
-/// N `request`s at once to its server.
+/// N `request`s at once to its server, the server's listener watched meanwhile if the kernel
+/// shows it.
 async fn round(check: &HealthCheck, request: &Request, plan: &ProbePlan) -> Result<Trial, String> {
     let endpoint = &check.endpoint;
     let before = TcpCounters::read();
-    let health = open::start(check.clone(), open::Schedule::starting_now(plan.every()));
+    let schedule = open::Schedule::starting_now(plan.every());
+    let health = open::start_with(check.clone(), schedule, plan.health_connections);
     tokio::time::sleep(plan.every() * REST_CHECKS).await;
+    let watch = plan.local.then(|| ListenerWatch::start(endpoint.port));
     let n = plan.concurrency;
-    let burst = burst::fire_request(
-        endpoint,
-        request.clone(),
-        n,
-        plan.timeout(),
-        Connect::During,
-    )
-    .await;
+    let timeout = plan.timeout();
+    let burst = burst::fire_request(endpoint, request.clone(), n, timeout, Connect::During).await;
+    let listener = match watch {
+        Some(watch) => watch.stop().await,
+        None => None,
+    };
     let checks = health.stop().await;
     let kernel =
         Option::zip(TcpCounters::read(), before).map(|(after, before)| after.since(before));
     if let Some(error) = failed(&burst) {
         return Err(error);
     }
-    let end = burst.start + burst.wall;
     let mut trial = Trial {
-        wall_ms: burst.wall_ms(),
-        done_ms: burst.completions_ms(),
-        health_at_rest_ms: Vec::new(),
-        health_during_ms: Vec::new(),
-        health_failed: 0,
-        health_lag_ms: Vec::new(),
         kernel,
+        listener,
+        ..requests(&burst)
     };
+    let end = burst.start + burst.wall;
     for ping in checks.pings {
         if ping.due < burst.start {
             if ping.answered() {
@@ -260,12 +270,37 @@ async fn round(check: &HealthCheck, request: &Request, plan: &ProbePlan) -> Resu
             continue;
         }
         match ping.answered() {
-            true => trial.health_during_ms.push(ping.latency_ms),
+            true => {
+                trial.health_during_ms.push(ping.latency_ms);
+                trial
+                    .health_connect_ms
+                    .push(ping.connect_ms.unwrap_or_default());
+            }
             false => trial.health_failed += 1,
         }
         trial.health_lag_ms.extend(ping.send_lag_ms);
     }
     Ok(trial)
+}
+
+/// A round of `burst`'s answered requests: when each was connected and answered, and how
+/// long its connect took; no health check yet.
+fn requests(burst: &Burst) -> Trial {
+    let mut trial = Trial {
+        wall_ms: burst.wall_ms(),
+        ..Trial::default()
+    };
+    let each = (burst.sent.iter().zip(&burst.connects)).zip(&burst.done);
+    for (((sent, connect), done), answered) in each.zip(burst.answered()) {
+        if !answered {
+            continue;
+        }
+        let connect = connect.unwrap_or_default();
+        trial.connected_ms.push(millis(*sent + connect));
+        trial.connect_ms.push(millis(connect));
+        trial.done_ms.push(millis(*done));
+    }
+    trial
 }
 
 /// Why `burst` failed, in words: how many of its requests, and the first one's reason (its

@@ -109,7 +109,57 @@ pub const STUB_SERVER: &str = "reference/stubs/stub_server.py";
 /// The stub server's pool size.
 pub const STUB_POOL: usize = 4;
 
-/// The probe's own check: the stub servers, the FastAPI app on asyncio, then the demo servers.
+/// Python's standard-library servers as they ship, every default kept.
+pub const STDLIB_SERVER: &str = "reference/stubs/stdlib_server.py";
+
+/// uvicorn as it ships, serving a plain ASGI app, on the FastAPI app's venv.
+pub const UVICORN_SERVER: &str = "reference/stubs/uvicorn_server.py";
+
+/// The names of the servers as they ship, in the order probed.
+pub const AS_SHIPPED: [&str; 4] = [
+    "stdlib HTTPServer",
+    "stdlib HTTPServer HTTP/1.1",
+    "stdlib ThreadingHTTPServer",
+    "uvicorn",
+];
+
+/// Python's standard-library servers and uvicorn, every default kept, each route with the
+/// verdict it must get: `HTTPServer` serves one connection at a time, whether its handler
+/// speaks HTTP/1.0 or keeps connections alive with HTTP/1.1; `ThreadingHTTPServer` gives
+/// each connection a thread, though its listen backlog of 5 drops some of ten at once;
+/// uvicorn runs every request on one event loop, which `time.sleep` blocks and
+/// `asyncio.sleep` does not.
+pub fn as_shipped(reference_dir: &Path) -> Vec<Subject> {
+    let slow = |expected| vec![(Call::get("/slow"), Some(expected))];
+    let stdlib = |name: &str, args: &[&str], expected| Subject {
+        target: python_script(name, python3(), STDLIB_SERVER, args),
+        health: Route::Ping.path().to_owned(),
+        routes: slow(expected),
+        needs_fixtures: false,
+    };
+    let python = burst_meter::target::reference_python(reference_dir);
+    let [http, http11, threading, uvicorn] = AS_SHIPPED;
+    let mut uvicorn = python_script(uvicorn, python, UVICORN_SERVER, &[]);
+    if let Target::Spawn { launcher, .. } = &mut uvicorn {
+        launcher.ready_within = burst_meter::target::REFERENCE_READY_WITHIN;
+    }
+    vec![
+        stdlib(http, &["http"], SERIALISES),
+        stdlib(http11, &["http", "--http11"], SERIALISES),
+        stdlib(threading, &["threading"], CONCURRENT),
+        Subject {
+            target: uvicorn,
+            health: Route::Ping.path().to_owned(),
+            routes: [("/slow", SERIALISES), ("/slow-await", CONCURRENT)]
+                .map(|(path, expected)| (Call::get(path), Some(expected)))
+                .to_vec(),
+            needs_fixtures: false,
+        },
+    ]
+}
+
+/// The probe's own check: the stub servers, the servers as they ship, the FastAPI app on
+/// asyncio, then the demo servers.
 pub fn own_check(folders: &Folders) -> Vec<Subject> {
     let stubs = [
         ("stub single thread", vec!["single".to_owned()], SERIALISES),
@@ -139,6 +189,7 @@ pub fn own_check(folders: &Folders) -> Vec<Subject> {
             needs_fixtures: false,
         })
         .collect();
+    subjects.extend(as_shipped(&folders.reference_dir));
     let fastapi = one_thread(Target::reference("fastapi-asyncio", &folders.reference_dir));
     subjects.push(demo(
         fastapi,
@@ -197,18 +248,26 @@ fn expected(route: Route) -> Expected {
 
 /// A stub server named `name`, started as `python3 STUB_SERVER args... --port 0`.
 pub fn stub(name: &str, args: Vec<String>) -> Target {
-    let script = repository().join(STUB_SERVER).display().to_string();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    python_script(name, python3(), STUB_SERVER, &args)
+}
+
+/// A server named `name`, started as `python SCRIPT args... --port 0`, the script's path
+/// from the repository's root.
+pub fn python_script(name: &str, python: PathBuf, script: &str, args: &[&str]) -> Target {
+    let script = repository().join(script).display().to_string();
+    let args = std::iter::once(script).chain(args.iter().map(|arg| arg.to_string()));
     Target::Spawn {
         name: name.to_owned(),
         launcher: Launcher {
-            args: [vec![script], args].concat(),
-            ..Launcher::program(python3())
+            args: args.collect(),
+            ..Launcher::program(python)
         },
     }
 }
 
 /// The first `python3` on the `PATH`, or the bare name (which then fails to start, by name).
-fn python3() -> PathBuf {
+pub fn python3() -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     (std::env::split_paths(&path).map(|dir| dir.join("python3")))
         .find(|program| program.is_file())

@@ -1,31 +1,29 @@
 //! A route's verdict, derived once from its record: how many of N requests sent at once the
 //! server served at a time, and whether the health check waited meanwhile.
 //!
-//! - *How many at a time* (`at_once`): the requests answered within [`FIRST_WAVE`] × one
-//!   request's time (alone, or the round's first answer if sooner: a pool of K answers K of
-//!   them in its first wave), or, where that is fewer, N × one request's time / wall, rounded
-//!   up past [`PARTIAL_WAVE`] (requests sharing the cores all finish late together: two cores
-//!   get through two at a time; and a last wave of fewer than K lowers the mean below K).
-//!   1: one after another; N: all at once.
-//! - *The health check held*: its 99th percentile during the rounds reached half a request's
-//!   time alone (and [`HELD_AT_LEAST_MS`]), or a check failed then. A thread that serves it was
-//!   busy with the route for that long. Unless the probe's own checks left late by more than
-//!   a [`LATE_FACTOR`]th of that: then the machine, not only the server, was too busy to
-//!   answer, and the probe cannot tell.
+//! - *How many at a time*: from each request's time once its connection was established
+//!   ([`waves`]): the first wave, or where more, what sharing the cores would make of the
+//!   round. 1: one after another; all it had connected at once: all at once.
+//! - *The health check held*: its 99th percentile during the rounds, once connected, reached
+//!   half a request's time alone (and [`HELD_AT_LEAST_MS`]), or a check failed then. A thread
+//!   that serves it was busy with the route for that long. Unless the probe's own checks left
+//!   late by more than a [`LATE_FACTOR`]th of that: then the machine, not only the server,
+//!   was too busy to answer, and the probe cannot tell.
 //!
 //! One at a time with the health check held: the route **serialises** (it blocks the thread
-//! that serves the health check). All at once: **concurrent**. Anything between: **bounded**,
-//! with how many at a time. A route too fast to tell, rounds that disagree (one at a time in
-//! one, all at once in another), or one at a time while the probe could not tell whether the
-//! health check waited, are **inconclusive**, with what would tell.
+//! that serves the health check). All at once in most rounds: **concurrent**. Anything
+//! between: **bounded**, with how many at a time. A route too fast to tell, rounds that
+//! disagree (one at a time in one, all at once in another), or one at a time while the probe
+//! could not tell whether the health check waited, are **inconclusive**, with what would tell.
+//! A connect's own wait (a SYN the server's listener dropped) is left out of both: it is the
+//! listener's, and its finding of its own ([`Network`]).
 
 use serde::{Deserialize, Serialize};
 
 use super::RouteProbe;
+use super::network::Network;
+use super::waves::{self, Round};
 use burst_meter::stats::{percentile, spread};
-
-/// A request answered within this many times one request's time alone was in the first wave.
-pub const FIRST_WAVE: f64 = 1.5;
 
 /// The least a request alone must take, in ms, to tell a block from a queue: below it, N
 /// connections opened at once on two cores cost the client and the server a fair part of a
@@ -35,10 +33,6 @@ pub const MIN_ALONE_MS: f64 = 20.0;
 /// The fewest health checks due while N requests run one after another: fewer, and a held
 /// check may fall between two.
 pub const MIN_CHECKS: f64 = 4.0;
-
-/// How far past a whole number of requests at a time the mean must be to count the next:
-/// 1.2 at a time is one, 1.5 is two.
-pub const PARTIAL_WAVE: f64 = 0.25;
 
 /// How many times the probe's own lateness the health check's wait must be to be the server's.
 pub const LATE_FACTOR: f64 = 5.0;
@@ -59,6 +53,10 @@ pub struct Finding {
     pub why: Option<String>,
     /// How many requests the server served at a time (median over the rounds).
     pub at_once: Option<usize>,
+    /// The most requests connected and waiting at one moment (median over the rounds): fewer
+    /// than N where the listener dropped some. `at_once` equal to it is all at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connected_at_once: Option<usize>,
     /// Whether the health check waited on the route; `None` where the probe cannot tell.
     pub holds_health: Option<bool>,
     /// The latest the probe's own health checks left during the rounds, ms.
@@ -69,12 +67,19 @@ pub struct Finding {
     pub wall_ms: Option<f64>,
     /// `wall_ms` over `alone_ms`: N when one after another, 1 when all at once.
     pub ratio: Option<f64>,
+    /// The longest a request waited once connected, ms (median over the rounds): beside
+    /// `wall_ms`, what is left of the round without the listener's waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub once_connected_ms: Option<f64>,
     /// The health check before the bursts: p50 and p99, ms.
     pub health_at_rest_ms: Option<[f64; 2]>,
-    /// The health check due during the bursts: p50 and p99, ms.
+    /// The health check due during the bursts, each once connected: p50 and p99, ms.
     pub health_during_ms: Option<[f64; 2]>,
     /// Health checks due during the bursts that failed (a timeout, a refusal).
     pub health_failed: usize,
+    /// What the server's listener did to the connections.
+    #[serde(default)]
+    pub network: Network,
 }
 
 impl Finding {
@@ -91,10 +96,13 @@ impl Finding {
             .trials
             .iter()
             .flat_map(|t| t.health_at_rest_ms.iter().copied());
-        let during = probe
-            .trials
-            .iter()
-            .flat_map(|t| t.health_during_ms.iter().copied());
+        let during = (probe.trials.iter()).flat_map(|t| t.health_once_connected_ms());
+        let once_connected = (probe.trials.iter()).map(|t| {
+            let served = t.served().into_iter();
+            served
+                .map(|r| r.done_ms - r.connected_ms)
+                .fold(0.0, f64::max)
+        });
         let late = probe
             .trials
             .iter()
@@ -103,14 +111,17 @@ impl Finding {
             verdict: Verdict::Failed,
             why: None,
             at_once: None,
+            connected_at_once: None,
             holds_health: None,
             alone_ms,
             wall_ms,
             ratio: Option::zip(wall_ms, alone_ms).map(|(wall, alone)| wall / alone),
+            once_connected_ms: spread(once_connected.collect()).map(|s| s[1]),
             health_at_rest_ms: p50_p99(rest.collect()),
             health_during_ms: p50_p99(during.collect()),
             health_failed: probe.trials.iter().map(|t| t.health_failed).sum(),
             probe_late_ms: late.reduce(f64::max),
+            network: Network::of(&probe.trials),
         }
     }
 
@@ -133,17 +144,22 @@ impl Finding {
             finding.why = Some(why);
             return finding;
         }
-        let rounds: Vec<usize> = (probe.trials.iter())
-            .map(|t| at_once(&t.done_ms, t.wall_ms, alone, n))
+        let rounds: Vec<Round> = (probe.trials.iter())
+            .map(|t| waves::round(&t.served(), alone))
             .collect();
-        if rounds.contains(&1) && rounds.contains(&n) {
+        let all = rounds.iter().filter(|round| round.all()).count();
+        if all > 0 && rounds.iter().any(|round| round.at_once == 1) {
             finding.verdict = Verdict::Inconclusive;
             finding.why = Some(disagree(&rounds));
             return finding;
         }
-        let at_once = spread(rounds.iter().map(|&k| k as f64).collect())
-            .map_or(1, |[_, median, _]| median.round() as usize);
+        let median = |each: fn(&Round) -> usize| {
+            let all = rounds.iter().map(|round| each(round) as f64).collect();
+            spread(all).map_or(1, |[_, median, _]| median.round() as usize)
+        };
+        let at_once = median(|round| round.at_once);
         finding.at_once = Some(at_once);
+        finding.connected_at_once = Some(median(|round| round.offered));
         finding.verdict = match (at_once, finding.holds_health) {
             (1, Some(true)) => Verdict::Serialises,
             (1, None) => {
@@ -155,7 +171,7 @@ impl Finding {
                 ));
                 Verdict::Inconclusive
             }
-            (k, _) if k == n => Verdict::Concurrent,
+            _ if 2 * all > rounds.len() => Verdict::Concurrent,
             _ => Verdict::Bounded,
         };
         finding
@@ -214,25 +230,12 @@ fn too_fast(alone_ms: f64, n: usize, every_ms: u64) -> Option<String> {
     })
 }
 
-/// How many of a round's `n` requests the server served at a time: those answered in the
-/// first wave (by [`FIRST_WAVE`] × one request's time, from `done_ms`), or, if more, `n` ×
-/// one request's time over the round's wall, rounded up past [`PARTIAL_WAVE`]; between 1 and
-/// `n`. One request's time is `alone_ms`, or the round's first answer if that came sooner.
-pub fn at_once(done_ms: &[f64], wall_ms: f64, alone_ms: f64, n: usize) -> usize {
-    // A request may run faster in the round than alone (a cache kept warm, a pool grown):
-    // then the round's first answer is the better measure of one request.
-    let one = done_ms.iter().copied().fold(alone_ms, f64::min);
-    let first_wave = done_ms
+/// Why rounds that found both one and all at a time cannot be told apart.
+fn disagree(rounds: &[Round]) -> String {
+    let each: Vec<String> = rounds
         .iter()
-        .filter(|&&done| done <= FIRST_WAVE * one)
-        .count();
-    let shared = (n as f64 * one / wall_ms - PARTIAL_WAVE).ceil().max(0.0) as usize;
-    first_wave.max(shared).clamp(1, n)
-}
-
-/// Why rounds that found both one and N at a time cannot be told apart.
-fn disagree(rounds: &[usize]) -> String {
-    let each: Vec<String> = rounds.iter().map(usize::to_string).collect();
+        .map(|round| round.at_once.to_string())
+        .collect();
     format!(
         "the rounds disagree: {} at a time; run more --trials, or give each request longer work",
         each.join(", ")
@@ -263,9 +266,8 @@ mod tests {
                     done_ms: done.to_vec(),
                     health_at_rest_ms: vec![0.5; 4],
                     health_during_ms: vec![health; 10],
-                    health_failed: 0,
                     health_lag_ms: vec![0.01; 10],
-                    kernel: None,
+                    ..Trial::default()
                 })
                 .collect(),
             error: None,
@@ -372,16 +374,31 @@ mod tests {
     }
 
     #[test]
-    fn a_request_faster_in_the_round_than_alone_does_not_make_a_staircase_a_pool() {
-        let done: Vec<f64> = (1..=10).map(|i| 270.0 * i as f64).collect();
-        assert_eq!(at_once(&done, 2700.0, 367.0, 10), 1);
-    }
-
-    #[test]
-    fn a_partial_last_wave_still_counts_a_whole_one() {
-        assert_eq!(at_once(&[], 1000.0, 150.0, 10), 2, "1.5 at a time");
-        assert_eq!(at_once(&[], 1250.0, 150.0, 10), 1, "1.2 at a time");
-        assert_eq!(at_once(&[], 1500.0, 150.0, 10), 1);
+    fn what_the_listener_dropped_is_left_out_of_the_verdict() {
+        // A thread per connection behind a backlog of 5: three requests and a health check
+        // connected a second late, each then as quick as the rest.
+        let mut late = probe(200.0, &[&[205.0; 10]], 2.0);
+        let trial = &mut late.trials[0];
+        trial.done_ms = [vec![205.0; 7], vec![1210.0; 3]].concat();
+        trial.connect_ms = [vec![0.5; 7], vec![1005.0; 3]].concat();
+        trial.connected_ms = trial.connect_ms.clone();
+        trial.wall_ms = 1210.0;
+        trial.health_during_ms[0] = 1003.0;
+        trial.health_connect_ms = [vec![1001.0], vec![0.3; 9]].concat();
+        let finding = Finding::of(&late);
+        assert_eq!(
+            (finding.verdict, finding.holds_health, finding.at_once),
+            (Verdict::Concurrent, Some(false), Some(7))
+        );
+        assert_eq!(finding.connected_at_once, Some(7));
+        assert_eq!(
+            (
+                finding.network.requests_resent,
+                finding.network.checks_resent
+            ),
+            (3, 1)
+        );
+        assert!(finding.network.says().unwrap().contains("raise it"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::subjects::{ALL_ROUTES_ON, AsExpected, Expected};
+use super::subjects::{ALL_ROUTES_ON, AS_SHIPPED, AsExpected, Expected};
 use super::verdict::Finding;
 use super::{ProbeReport, RouteProbe, Trial};
 use crate::report::View;
@@ -14,6 +14,7 @@ use crate::report::sections::document;
 use crate::report::text::{cell, kernel_note, latency, whole};
 use burst_meter::environment::Environment;
 use burst_meter::kernel::TcpCounters;
+use burst_meter::probe::Connections;
 
 /// The probe's views.
 pub fn views(report: &ProbeReport) -> Vec<View> {
@@ -39,6 +40,11 @@ pub struct Judged<'a> {
     pub health: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected: Option<Expected>,
+    /// The verdict in words, as the terminal gives it.
+    pub says: String,
+    /// What the server's listener did, in words, with what to do; none if it dropped nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_says: Option<String>,
     #[serde(flatten)]
     pub finding: Finding,
 }
@@ -46,12 +52,17 @@ pub struct Judged<'a> {
 /// Every route's verdict, in the order probed.
 pub fn verdicts(report: &ProbeReport) -> Verdicts<'_> {
     let verdicts = (report.routes.iter())
-        .map(|probe| Judged {
-            server: &probe.server,
-            route: probe.call.to_string(),
-            health: &probe.health,
-            expected: probe.expected,
-            finding: probe.finding(),
+        .map(|probe| {
+            let finding = probe.finding();
+            Judged {
+                server: &probe.server,
+                route: probe.call.to_string(),
+                health: &probe.health,
+                expected: probe.expected,
+                says: finding.says(),
+                network_says: finding.network.says(),
+                finding,
+            }
         })
         .collect();
     Verdicts {
@@ -68,9 +79,10 @@ pub fn line(probe: &RouteProbe) -> String {
     if let (Some(alone), Some(wall)) = (finding.alone_ms, finding.wall_ms) {
         let _ = write!(
             out,
-            "\n    alone {alone:.0} ms; {} at once {wall:.0} ms ({}×); {} {}",
+            "\n    alone {alone:.0} ms; {} at once {wall:.0} ms ({}×){}; {} {}",
             probe.n,
             ratio(finding.ratio),
+            once_connected(&finding),
             probe.health,
             health(&finding)
         );
@@ -81,13 +93,36 @@ pub fn line(probe: &RouteProbe) -> String {
     {
         let _ = write!(out, "\n    expected: {}", expectation(expected));
     }
-    if let Some(note) = kernel_note(kernel(&probe.trials)) {
-        let _ = write!(out, "\n    {note}: some of this wait may be the kernel's");
+    match (finding.network.says(), kernel_note(kernel(&probe.trials))) {
+        (Some(network), _) => {
+            let _ = write!(out, "\n    network: {network}");
+        }
+        // Machine-wide: no connection of the probe's was dropped, so these may be another's.
+        (None, Some(note)) => {
+            let _ = write!(
+                out,
+                "\n    {note} (machine-wide: no connect of the probe's waited)"
+            );
+        }
+        (None, None) => {}
     }
     out
 }
 
-/// The health check's p50 and p99 at rest and during the rounds, and its failures.
+/// `, each 205 ms at most once connected`, where the listener's waits made the wall longer
+/// than the longest wait once connected; nothing otherwise.
+fn once_connected(finding: &Finding) -> String {
+    let Some(longest) = finding.once_connected_ms else {
+        return String::new();
+    };
+    match finding.network.requests_resent {
+        0 => String::new(),
+        _ => format!(", each {longest:.0} ms at most once connected"),
+    }
+}
+
+/// The health check's p50 and p99 at rest and during the rounds (once connected), and its
+/// failures.
 fn health(finding: &Finding) -> String {
     let pair = |p50_p99| pair(p50_p99, "/");
     let failed = match finding.health_failed {
@@ -141,6 +176,7 @@ pub fn probe_markdown(report: &ProbeReport) -> String {
             table(report),
             two_ways(report),
             terminal(report),
+            as_shipped(report),
         ],
         &report.failures,
     )
@@ -148,11 +184,16 @@ pub fn probe_markdown(report: &ProbeReport) -> String {
 
 fn parameters(report: &ProbeReport) -> String {
     let plan = &report.plan;
+    let connections = match plan.health_connections {
+        Connections::NewEach => "each on a new connection closed after its answer",
+        Connections::KeptAlive => "on one connection kept alive",
+    };
     format!(
         "\n## Parameters\n\n- per route: {alone} requests alone, one after another, after one \
          that warms it up; then {trials} rounds of {n} at once, each on a connection of its \
-         own\n- the health check: GET on its path every {every} ms on a fixed schedule, each \
-         timed from when it was due, from {rest} periods before each round to its last answer\n\
+         own, closed after its answer\n- the health check: GET on its path every {every} ms on \
+         a fixed schedule, {connections}, each timed from when it was due, from {rest} \
+         periods before each round to its last answer\n\
          - a request may take {timeout} ms\n\n",
         alone = plan.alone,
         trials = plan.trials,
@@ -209,12 +250,32 @@ fn table(report: &ProbeReport) -> String {
     out.push_str(
         "\nN at once: the median of the rounds' walls, from the first send to the last answer; \
          ratio: that over a request alone. The health check's latencies run from when each was \
-         due.\n\n",
+         due, less the time its connect took.\n\n",
     );
+    out.push_str(&listeners(report));
     if let Some(note) = kernel_note(kernel_all(report)) {
         let _ = writeln!(out, "During the rounds, {note} (machine-wide).\n");
     }
     out
+}
+
+/// What the servers' listeners did to the routes' connections, a line per route where they
+/// dropped some; nothing if none did.
+fn listeners(report: &ProbeReport) -> String {
+    let dropped: Vec<String> = (report.routes.iter())
+        .filter_map(|probe| {
+            let network = probe.finding().network.says()?;
+            Some(format!(
+                "- {} `{}`: {network}\n",
+                cell(&probe.server),
+                probe.call
+            ))
+        })
+        .collect();
+    match dropped.is_empty() {
+        true => String::new(),
+        false => format!("What the listeners did:\n\n{}\n", dropped.concat()),
+    }
 }
 
 /// Under load and while it runs, on the server probed on every route: what the probe said of
@@ -327,19 +388,29 @@ fn terminal(report: &ProbeReport) -> String {
         .filter(|probe| probe.server == server && paths.contains(&path_of(probe)))
         .map(line)
         .collect();
-    if lines.is_empty() {
-        return String::new();
+    text_section("The FastAPI app, as the terminal shows it", &lines)
+}
+
+/// What the terminal showed of the servers as they ship, each under its name; nothing if the
+/// run has none of them.
+fn as_shipped(report: &ProbeReport) -> String {
+    let lines: Vec<String> = (AS_SHIPPED.iter())
+        .flat_map(|server| {
+            let routes = report.routes.iter().filter(|probe| probe.server == *server);
+            let lines: Vec<String> = routes.map(line).collect();
+            let named = (!lines.is_empty()).then(|| format!("{server}:"));
+            named.into_iter().chain(lines)
+        })
+        .collect();
+    text_section("Servers as they ship, as the terminal shows them", &lines)
+}
+
+/// A section `title` holding `lines` as text; nothing if there are none.
+fn text_section(title: &str, lines: &[String]) -> String {
+    match lines.is_empty() {
+        true => String::new(),
+        false => format!("## {title}\n\n```text\n{}\n```\n\n", lines.join("\n")),
     }
-    format!(
-        "## The FastAPI app, as the terminal shows it
-
-```text
-{}
-```
-
-",
-        lines.join("\n")
-    )
 }
 
 /// The kernel's counters over every route's rounds.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::{HealthCheck, Ping, ProbeRecord, ProbeTask, ping};
+use super::{Connections, HealthCheck, Ping, ProbeRecord, ProbeTask, ping};
 use crate::http::Connection;
 
 /// Starts sending `check` every `every` (after each answer), until stopped.
@@ -23,11 +23,11 @@ async fn ping_until_stopped(
     let mut connection: Option<Connection> = None;
     while !*stopped.borrow() {
         let due = Instant::now();
-        let (outcome, latency_ms) = ping(&check, connection.take(), due).await;
+        let pinged = ping(&check, connection.take(), due, Connections::KeptAlive).await;
         // A failed connection is dropped: the next ping opens a new one.
-        let error = match outcome {
+        let error = match pinged.kept {
             Ok(open) => {
-                connection = Some(open);
+                connection = open;
                 None
             }
             Err(reason) => Some(reason),
@@ -35,7 +35,8 @@ async fn ping_until_stopped(
         record.pings.push(Ping {
             due,
             send_lag_ms: None,
-            latency_ms,
+            latency_ms: pinged.latency_ms,
+            connect_ms: pinged.connect_ms,
             error,
         });
         // Wait `every`, or less if told to stop.

@@ -46,6 +46,21 @@ impl HealthCheck {
     }
 }
 
+/// How a probe's health checks get their connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Connections {
+    /// One connection kept alive from check to check, opened again only once the server has
+    /// closed it: the original bench's client (httpx's pool), whose figures the comparison
+    /// keeps comparable.
+    #[default]
+    KeptAlive,
+    /// A new connection per check, asked to close (`connection: close`) and dropped after its
+    /// answer: what Kubernetes' HTTP prober sends (`DisableKeepAlives`), and what never holds
+    /// a server that serves one connection at a time.
+    NewEach,
+}
+
 /// Which probes run beside each burst: the original's closed loop, the open loop that keeps
 /// its schedule, or both side by side (the default), so that a reader sees what the closed
 /// loop hides.
@@ -69,6 +84,10 @@ pub struct Ping {
     pub send_lag_ms: Option<f64>,
     /// From `due` to its answer, or to its failure, in ms.
     pub latency_ms: f64,
+    /// How long the new connection it opened took to connect, in ms; `None` on a connection
+    /// kept from an earlier ping, or if it failed. A connect of a second or more had its SYN
+    /// resent: the server's listen queue had no room for it.
+    pub connect_ms: Option<f64>,
     /// Why it failed (a timeout, a closed connection, a bad status); `None` if answered.
     pub error: Option<String>,
 }
@@ -129,6 +148,7 @@ impl ProbeRecord {
             due,
             send_lag_ms: None,
             latency_ms: outcome.clone().unwrap_or_default(),
+            connect_ms: None,
             error: outcome.err(),
         });
         ProbeRecord {
@@ -144,6 +164,7 @@ impl ProbeRecord {
                 due: Instant::now(),
                 send_lag_ms: None,
                 latency_ms: 0.0,
+                connect_ms: None,
                 error: Some(error),
             }],
             ..ProbeRecord::default()
@@ -254,38 +275,123 @@ impl Probes {
     }
 }
 
-/// One `check` on `idle` if it is still open, else on a new connection, within
-/// [`PING_TIMEOUT`]. Returns the connection for the next ping, or why the ping failed, with
-/// the time from `since` to the answer or the failure.
+/// What one ping came to: the connection to keep for the next (if one is kept), or why it
+/// failed; from `since` to the answer or the failure, ms; and its connect's time, if it
+/// opened a connection.
+struct Pinged {
+    kept: Result<Option<Connection>, String>,
+    latency_ms: f64,
+    connect_ms: Option<f64>,
+}
+
+/// One `check`, within [`PING_TIMEOUT`]: as `connections` says, on `idle` if it is still open
+/// (else on a new connection, kept for the next), or on a new connection closed after it.
 async fn ping(
     check: &HealthCheck,
     idle: Option<Connection>,
     since: Instant,
-) -> (Result<Connection, String>, f64) {
+    connections: Connections,
+) -> Pinged {
+    let mut connect_ms = None;
     let exchange = async {
         // A connection the server closed (e.g. after its keep-alive timeout) is opened again.
-        let mut connection = match idle {
+        let connection = match idle {
             Some(connection) if !connection.is_closed() => connection,
-            _ => Connection::open(&check.endpoint).await?,
+            _ => {
+                let connecting = Instant::now();
+                let connection = Connection::open(&check.endpoint).await?;
+                connect_ms = Some(millis(connecting.elapsed()));
+                connection
+            }
         };
-        let reply = connection.send(Method::GET, &check.path).await?;
-        Ok::<_, HttpError>((reply.status, connection))
+        match connections {
+            Connections::KeptAlive => {
+                let mut connection = connection;
+                let reply = connection.send(Method::GET, &check.path).await?;
+                Ok::<_, HttpError>((reply.status, Some(connection)))
+            }
+            Connections::NewEach => {
+                let reply = connection.send_last(Method::GET, &check.path).await?;
+                Ok((reply.status, None))
+            }
+        }
     };
     let outcome = tokio::time::timeout(PING_TIMEOUT, exchange)
         .await
         .unwrap_or(Err(HttpError::Timeout(PING_TIMEOUT)));
     let latency_ms = millis(since.elapsed());
-    let result = match outcome {
+    let kept = match outcome {
         Ok((200, connection)) => Ok(connection),
         Ok((status, _)) => Err(format!("status {status} after {latency_ms:.0} ms")),
         Err(error) => Err(format!("{} after {latency_ms:.0} ms", error.describe())),
     };
-    (result, latency_ms)
+    Pinged {
+        kept,
+        latency_ms,
+        connect_ms,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
+    use http_body_util::Empty;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    /// A server on loopback that answers every request at once: how many connections it
+    /// accepted, and how many requests asked it to close theirs.
+    async fn counting() -> (HealthCheck, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+        use hyper::service::service_fn;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (accepted, closing) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (counted, asked) = (accepted.clone(), closing.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                counted.fetch_add(1, SeqCst);
+                let asked = asked.clone();
+                let service = service_fn(move |request: hyper::Request<_>| {
+                    let close = request.headers().get(hyper::header::CONNECTION);
+                    if close.is_some_and(|value| value == "close") {
+                        asked.fetch_add(1, SeqCst);
+                    }
+                    async {
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(
+                            Empty::<Bytes>::new(),
+                        ))
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let serving = hyper::server::conn::http1::Builder::new();
+                tokio::spawn(async move { serving.serve_connection(io, service).await });
+            }
+        });
+        let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+        (HealthCheck::ping(&endpoint), accepted, closing)
+    }
+
+    #[tokio::test]
+    async fn checks_on_new_connections_ask_each_closed_and_kept_ones_share_one() {
+        let every = Duration::from_millis(20);
+        for connections in [Connections::NewEach, Connections::KeptAlive] {
+            let (check, accepted, closing) = counting().await;
+            let probe = open::start_with(check, open::Schedule::starting_now(every), connections);
+            tokio::time::sleep(every * 5).await;
+            let record = probe.stop().await;
+            let (sent, connected) = (record.sent(), record.pings.iter());
+            let connected = connected.filter(|ping| ping.connect_ms.is_some()).count();
+            assert!(sent >= 3 && record.errors().is_empty(), "{record:?}");
+            let (accepted, closing) = (accepted.load(SeqCst), closing.load(SeqCst));
+            assert_eq!(accepted, connected, "each connect is on its ping's record");
+            match connections {
+                Connections::NewEach => assert_eq!((accepted, closing), (sent, sent)),
+                // A ping due while the last is still out opens a second connection.
+                Connections::KeptAlive => assert!(accepted < sent && closing == 0),
+            }
+        }
+    }
 
     #[test]
     fn records_are_pooled_probe_by_probe() {

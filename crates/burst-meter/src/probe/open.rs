@@ -40,7 +40,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::{HealthCheck, Ping, ProbeRecord, ProbeTask, ping};
+use super::{Connections, HealthCheck, Ping, ProbeRecord, ProbeTask, ping};
 use crate::cpu::this_thread_cpu_ms;
 use crate::http::Connection;
 use crate::units::millis;
@@ -84,15 +84,21 @@ impl Schedule {
     }
 }
 
-/// Starts sending `check` on `schedule` until stopped; stopping waits for the
-/// pings still in flight.
+/// Starts sending `check` on `schedule` until stopped, on connections kept alive; stopping
+/// waits for the pings still in flight.
 pub fn start(check: HealthCheck, schedule: Schedule) -> ProbeTask {
-    ProbeTask::spawn("open-loop probe", check, schedule, run_schedule)
+    start_with(check, schedule, Connections::KeptAlive)
+}
+
+/// [`start`], each ping on a connection as `connections` says.
+pub fn start_with(check: HealthCheck, schedule: Schedule, connections: Connections) -> ProbeTask {
+    let plan = (schedule, connections);
+    ProbeTask::spawn("open-loop probe", check, plan, run_schedule)
 }
 
 async fn run_schedule(
     check: HealthCheck,
-    schedule: Schedule,
+    (schedule, connections): (Schedule, Connections),
     mut stopped: watch::Receiver<bool>,
 ) -> ProbeRecord {
     let pinger = match PingThread::start() {
@@ -102,7 +108,7 @@ async fn run_schedule(
         }
     };
     let (sent, mut pings) = mpsc::unbounded_channel::<Sent>();
-    let clock = Clock::start(check, schedule, &pinger, sent);
+    let clock = Clock::start(check, (schedule, connections), &pinger, sent);
     let _ = stopped.wait_for(|&stop| stop).await;
     let clock = clock.stop().await;
     let mut record = ProbeRecord::default();
@@ -111,6 +117,7 @@ async fn run_schedule(
             due,
             send_lag_ms: None,
             latency_ms: millis(due.elapsed()),
+            connect_ms: None,
             error: Some(format!("a ping task failed: {error}")),
         });
         record.pings.push(ping);
@@ -210,10 +217,11 @@ struct Clock {
 
 impl Clock {
     /// Starts the clock thread: from now, at each send time of `schedule`, a ping spawned on
-    /// the ping thread, raised to real-time priority first, and handed over through `sent`.
+    /// the ping thread (on a connection as `connections` says), raised to real-time priority
+    /// first, and handed over through `sent`.
     fn start(
         check: HealthCheck,
-        schedule: Schedule,
+        (schedule, connections): (Schedule, Connections),
         pinger: &PingThread,
         sent: mpsc::UnboundedSender<Sent>,
     ) -> Clock {
@@ -233,7 +241,8 @@ impl Clock {
                         break;
                     }
                     realtime &= priority::realtime(ping_thread);
-                    let ping = scheduled_ping(check.clone(), pool.clone(), scheduled);
+                    let pool = (connections == Connections::KeptAlive).then(|| pool.clone());
+                    let ping = scheduled_ping(check.clone(), pool, connections, scheduled);
                     if sent.send((scheduled, pings.spawn(ping))).is_err() {
                         break;
                     }
@@ -254,6 +263,12 @@ impl Clock {
         self.thread.thread().unpark();
         joined(self.thread).await
     }
+}
+
+/// The pool's idle connections; a lock poisoned by a ping that panicked still guards a whole
+/// list.
+fn locked(pool: &Pool) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+    pool.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// Waits, off the runtime's workers, for a probe thread told to end.
@@ -283,30 +298,37 @@ fn wait_until(deadline: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
-/// One scheduled ping on an idle pooled connection (or a new one), sent at `scheduled` (the
-/// task spins to it if it started early), timed from `scheduled`.
-async fn scheduled_ping(check: HealthCheck, pool: Pool, scheduled: Instant) -> Ping {
+/// One scheduled ping, sent at `scheduled` (the task spins to it if it started early), timed
+/// from `scheduled`: on an idle connection of `pool` (or a new one, kept there after it), or
+/// without a pool on a new connection as `connections` says.
+async fn scheduled_ping(
+    check: HealthCheck,
+    pool: Option<Pool>,
+    connections: Connections,
+    scheduled: Instant,
+) -> Ping {
     while Instant::now() < scheduled {
         std::hint::spin_loop();
     }
     let lag_ms = millis(scheduled.elapsed());
     priority::normal_here();
-    let idle = pool
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner())
-        .pop();
-    let (outcome, latency_ms) = ping(&check, idle, scheduled).await;
-    let error = outcome
-        .map(|connection| {
-            pool.lock()
-                .unwrap_or_else(|poison| poison.into_inner())
-                .push(connection)
-        })
-        .err();
+    let idle = pool.as_ref().and_then(|pool| locked(pool).pop());
+    let pinged = ping(&check, idle, scheduled, connections).await;
+    let error = match pinged.kept {
+        Ok(Some(connection)) => {
+            if let Some(pool) = &pool {
+                locked(pool).push(connection);
+            }
+            None
+        }
+        Ok(None) => None,
+        Err(error) => Some(error),
+    };
     Ping {
         due: scheduled,
         send_lag_ms: Some(lag_ms),
-        latency_ms,
+        latency_ms: pinged.latency_ms,
+        connect_ms: pinged.connect_ms,
         error,
     }
 }
