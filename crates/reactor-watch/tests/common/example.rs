@@ -90,6 +90,14 @@ pub fn get(url: &str) -> u16 {
         .map_or(0, |reply| reply.status().as_u16())
 }
 
+/// How many of an example's `stderr` lines report a slow poll of `route` that returned.
+pub fn held(stderr: &[String], route: &str) -> usize {
+    let prefix = format!("{route} held reactor thread ");
+    (stderr.iter())
+        .filter(|line| line.starts_with(&prefix))
+        .count()
+}
+
 /// Checks that the example at `path` reports its `/bad` and not its `/ok`.
 pub fn reports_the_blocking_route_only(path: &Path) {
     let name = path.display();
@@ -98,14 +106,7 @@ pub fn reports_the_blocking_route_only(path: &Path) {
     assert_eq!(get(&format!("{base}/ok")), 200, "{name}: /ok");
     assert_eq!(get(&format!("{base}/bad")), 200, "{name}: /bad");
     let stderr = example.stderr_within(Duration::from_secs(1));
-    let held = |route: &str| {
-        let prefix = format!("{route} held reactor thread ");
-        stderr
-            .iter()
-            .filter(|line| line.starts_with(&prefix))
-            .count()
-    };
-    assert_eq!(held("/bad"), 1, "{name}: {stderr:#?}");
+    assert_eq!(held(&stderr, "/bad"), 1, "{name}: {stderr:#?}");
     assert_eq!(
         stderr.len(),
         2,
