@@ -4,10 +4,13 @@
 //! other. The kernel's wait is not the route's, and a request connected late is no second
 //! wave of a pool.
 //!
-//! - *The first wave*: requests answered within [`FIRST_WAVE`] × one request's time of their
-//!   own connect (one request's time: alone, or the round's quickest once connected, if
-//!   sooner), counted where the most of them were connected at one moment. A pool of K
-//!   answers K of the requests waiting together in its first wave.
+//! - *The first wave*: if the first answer came within [`FIRST_WAVE`] × one request's time of
+//!   its own connect (one request's time: alone, or the round's quickest once connected, if
+//!   sooner), it and every answer after it until the first gap of [`WAVE_GAP`] × one request's
+//!   time, counted where the most of them were connected at one moment. A pool of K answers K
+//!   of the requests waiting together in its first wave, then waits a request's time for the
+//!   next; a gap, not a deadline, ends the wave, so a wave slowed as a whole stays one wave
+//!   and a staircase whose steps come quicker than alone stays a staircase.
 //! - *Shared*: requests sharing the cores all finish late together: N × one request's time
 //!   over the time some request was connected and waiting, rounded up past
 //!   [`PARTIAL_WAVE`] (two cores get through two at a time; a last wave of fewer than K
@@ -18,9 +21,13 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A request answered within this many times one request's time of its connect was in the
-/// first wave.
-pub const FIRST_WAVE: f64 = 1.5;
+/// A round has a first wave if its first answer came within this many times one request's
+/// time of its connect; else its requests shared what served them, and only the mean counts.
+pub const FIRST_WAVE: f64 = 2.0;
+
+/// A gap between two answers (each from its own connect) of this many times one request's
+/// time ends the first wave: a pool's next wave waits about a whole request's time.
+pub const WAVE_GAP: f64 = 0.5;
 
 /// How far past a whole number of requests at a time the mean must be to count the next:
 /// 1.2 at a time is one, 1.5 is two.
@@ -63,9 +70,7 @@ pub fn round(requests: &[Served], alone_ms: f64) -> Round {
     let one = (requests.iter())
         .map(|request| request.once_connected_ms())
         .fold(alone_ms, f64::min);
-    let first_wave = (requests.iter().copied())
-        .filter(|request| request.once_connected_ms() <= FIRST_WAVE * one);
-    let first_wave = most_at_one_moment(first_wave);
+    let first_wave = most_at_one_moment(first_wave(requests, one).into_iter());
     let busy_ms = busy_ms(requests);
     let shared = match busy_ms > 0.0 {
         true => (requests.len() as f64 * one / busy_ms - PARTIAL_WAVE).ceil(),
@@ -75,6 +80,22 @@ pub fn round(requests: &[Served], alone_ms: f64) -> Round {
         at_once: first_wave.max(shared.max(0.0) as usize).clamp(1, offered),
         offered,
     }
+}
+
+/// The requests of the round's first wave, one request taking `one_ms` (see the module's doc).
+fn first_wave(requests: &[Served], one_ms: f64) -> Vec<Served> {
+    let mut by_answer = requests.to_vec();
+    by_answer.sort_by(|a, b| a.once_connected_ms().total_cmp(&b.once_connected_ms()));
+    match by_answer.first() {
+        Some(first) if first.once_connected_ms() <= FIRST_WAVE * one_ms => {}
+        _ => return Vec::new(),
+    }
+    let gap = |pair: &[Served]| pair[1].once_connected_ms() - pair[0].once_connected_ms();
+    let wave = (by_answer.windows(2))
+        .position(|pair| gap(pair) >= WAVE_GAP * one_ms)
+        .map_or(by_answer.len(), |last| last + 1);
+    by_answer.truncate(wave);
+    by_answer
 }
 
 /// The most of `requests` connected and not yet answered at one moment.
@@ -143,6 +164,31 @@ mod tests {
     fn a_request_faster_in_the_round_than_alone_does_not_make_a_staircase_a_pool() {
         let done: Vec<f64> = (1..=10).map(|i| 270.0 * i as f64).collect();
         assert_eq!(round(&together(&done), 367.0).at_once, 1);
+    }
+
+    #[test]
+    fn a_wave_slowed_as_a_whole_stays_one_wave() {
+        // A pool of forty sleeping ten requests of 155 ms alone, answered from 1.05× to 1.6×.
+        let done: Vec<f64> = (0..10).map(|i| 163.0 + 10.0 * i as f64).collect();
+        assert!(round(&together(&done), 155.0).all());
+    }
+
+    #[test]
+    fn a_staircase_quicker_than_alone_stays_one_at_a_time() {
+        // One thread reading a file: its second answer within twice the time alone.
+        let done = [
+            165.0, 321.0, 494.0, 670.0, 853.0, 1036.0, 1209.0, 1371.0, 1524.0, 1731.0,
+        ];
+        assert_eq!(round(&together(&done), 181.0).at_once, 1);
+    }
+
+    #[test]
+    fn requests_answered_late_together_share_rather_than_wave() {
+        // Ten file reads sharing two cores: the first answer at 5.7× alone, then in clumps.
+        let done = [
+            860.0, 860.0, 860.0, 932.0, 932.0, 932.0, 1015.0, 1036.0, 1057.0, 1146.0,
+        ];
+        assert_eq!(round(&together(&done), 151.0).at_once, 2);
     }
 
     #[test]
