@@ -18,7 +18,8 @@ const INLINE: (&str, &str) = ("<!-- stacks: ", "<!-- /stacks -->");
 
 /// `text` with every inline count and list of stacks drawn again: `count` (a number word,
 /// capitalised as the old one), `names` (the crates, in code) or `displays` (as the tables
-/// name them), of `all` stacks, those on `epoll` or `io_uring`, or the comparison's
+/// name them), of `all` stacks, those on `epoll` or `io_uring`, those `blind-to-accepts`
+/// (whose description says the server cannot record its accepts), or the comparison's
 /// `targets` (the stacks and the FastAPI app's two loops).
 pub fn inline(text: &str) -> Result<String, BlockError> {
     let (open, close) = INLINE;
@@ -57,6 +58,9 @@ fn drawn(spec: &str, old: &str) -> Result<String, BlockError> {
         "all" | "targets" => stacks::all().iter().collect(),
         "epoll" => stacks::of(Driver::Epoll).collect(),
         "io_uring" => stacks::of(Driver::IoUring).collect(),
+        "blind-to-accepts" => (stacks::all().iter())
+            .filter(|stack| !stack.sees_accepts)
+            .collect(),
         _ => return Err(unknown()),
     };
     let references = match which {

@@ -74,6 +74,11 @@ impl CpuUse {
         self.server_ms.is_some_and(|server| self.client_ms > server)
     }
 
+    /// The core time not left to the server: the client's and what the hypervisor stole, ms.
+    pub fn taken_from_the_server_ms(&self) -> f64 {
+        self.client_ms + self.steal_ms.unwrap_or_default()
+    }
+
     /// This and `other` added up, each figure only where both have it: for figures pooled
     /// over runs.
     pub fn plus(self, other: CpuUse) -> CpuUse {

@@ -84,20 +84,23 @@ pub const CLAIMS: &[Claim<Report>] = &[
         holds: |report| rust_cases(report, "/ok-cpu-blocking", at_the_end),
     },
     Claim {
-        name: "comparison.cpu-yield-on-epoll-pings-wait-a-round-and-answers-come-at-the-end",
+        name: "comparison.cpu-yield-on-epoll-pings-wait-a-round-or-two-and-answers-come-at-the-end",
         dir: CPU,
         kind: Kind::Physics,
         holds: |report| {
             for server in rust_stacks_on(report, stacks::Driver::Epoll) {
                 let case = case(report, server, "/ok-cpu-yield", 1)?;
+                // A round: each of the n requests runs one slice before the ping's task
+                // runs again; a request may pass through the run queue more than once.
+                let round_ms = case.n as f64 * demo_contract::cpu::SLICE.as_secs_f64() * 1e3;
                 let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
-                let a_round = ping.is_some_and(|p50| p50 < 20.0);
+                let a_round_or_two = ping.is_some_and(|p50| p50 < 2.5 * round_ms);
                 let jobs = case.wall_ms / (case.n as f64 * case.sleep_ms as f64);
                 expect(
-                    a_round && (0.95..1.1).contains(&jobs) && at_the_end(case),
+                    a_round_or_two && (0.95..1.1).contains(&jobs) && at_the_end(case),
                     || {
                         format!(
-                            "{server}: ping p50 {ping:?} ms, wall {:.0} ms",
+                            "{server}: ping p50 {ping:?} ms (a round {round_ms} ms), wall {:.0} ms",
                             case.wall_ms
                         )
                     },
@@ -280,19 +283,23 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.cpu-ntex-bunches-its-bad-cpu-answers-late",
+        name: "comparison.cpu-ntex-and-rocket-bunch-their-bad-cpu-answers-late",
         dir: CPU,
         kind: Kind::Observed,
         holds: |report| {
             // Most answers together: the median and the 90th came within a hundredth of the
             // burst of each other, in its last fifth.
-            let ntex = case(report, "demo-ntex", "/bad-cpu", 1)?;
-            let (p50, p90) = (ntex.requests.p50_ms, ntex.requests.p90_ms);
-            let bunched = p50.zip(p90).is_some_and(|(p50, p90)| {
-                p90 - p50 < 0.01 * ntex.wall_ms && p50 >= 0.8 * ntex.wall_ms
-            });
-            expect(bunched, || described(ntex))?;
-            for server in rust_stacks_on(report, stacks::Driver::Epoll) {
+            const BUNCHED: [&str; 2] = ["demo-ntex", "demo-rocket"];
+            for server in BUNCHED {
+                let case = case(report, server, "/bad-cpu", 1)?;
+                let (p50, p90) = (case.requests.p50_ms, case.requests.p90_ms);
+                let bunched = p50.zip(p90).is_some_and(|(p50, p90)| {
+                    p90 - p50 < 0.01 * case.wall_ms && p50 >= 0.8 * case.wall_ms
+                });
+                expect(bunched, || described(case))?;
+            }
+            let epoll = rust_stacks_on(report, stacks::Driver::Epoll);
+            for server in epoll.into_iter().filter(|server| !BUNCHED.contains(server)) {
                 let other = case(report, server, "/bad-cpu", 1)?;
                 expect(median_answer(other) < 0.6 * other.wall_ms, || {
                     described(other)

@@ -147,8 +147,11 @@ fn handled_after(
 ) -> Result<(), Shortfall> {
     for point in points {
         let at_point = (race.arrival.iter()).filter(|tally| tally.point == *point);
-        all_measured(&stacks(race), at_point.map(|tally| tally.target.as_str()))
-            .map_err(|why| why.context(&format!("{point:?}")))?;
+        all_measured(
+            &recording_accepts(race),
+            at_point.map(|tally| tally.target.as_str()),
+        )
+        .map_err(|why| why.context(&format!("{point:?}")))?;
     }
     let tallies = (race.arrival.iter()).filter(|tally| points.contains(&tally.point));
     for tally in tallies {
@@ -171,6 +174,14 @@ fn stacks(race: &RaceReport) -> Vec<&str> {
         .copied()
         .filter(|_| race.plan.threads == 1);
     race_stacks(race).into_iter().chain(fastapi).collect()
+}
+
+/// The stacks of the run whose arrival trials it runs: those that record their accepts
+/// ([`stacks::records_accepts`]).
+fn recording_accepts(race: &RaceReport) -> Vec<&str> {
+    let mut every = stacks(race);
+    every.retain(|stack| stacks::records_accepts(stack));
+    every
 }
 
 /// The Rust stacks of the run ([`stacks_of`]).

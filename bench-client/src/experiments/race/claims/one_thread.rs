@@ -86,7 +86,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
                 .filter_map(|trial| Some((trial, trial.order?)))
                 .collect();
             let ordered = order.iter().map(|(trial, _)| trial.target.as_str());
-            all_measured(&stacks(race), ordered)?;
+            all_measured(&recording_accepts(race), ordered)?;
             order.into_iter().try_for_each(|(trial, order)| {
                 let (after, queued) = (order.handled_after, order.accepted_before_first);
                 expect(after <= queued, || {
