@@ -68,7 +68,7 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
         },
     },
     Claim {
-        name: "health.at-rest-close-to-the-ping",
+        name: "health.at-rest-within-half-a-millisecond-of-the-ping",
         dir: HEALTH,
         kind: Kind::Observed,
         holds: |health| {
@@ -94,7 +94,7 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
                         "{stack}: no median of /ping or /health at rest"
                     )));
                 };
-                expect(probe <= 2.0 * ping || probe - ping <= 0.25, || {
+                expect(probe - ping <= 0.5, || {
                     format!("{stack}: /health {probe:.2} ms, /ping {ping:.2} ms")
                 })?;
             }

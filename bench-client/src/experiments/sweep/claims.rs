@@ -17,10 +17,12 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
             every_point(sweep, "/bad", |sweep, point| {
                 // Each reactor thread runs its requests' sleeps one after another: at least
                 // ⌈N / threads⌉ sleeps, at most all N (one sleep per request at one thread).
+                // The growth shows from N = 10; a lone request's fixed costs beside its sleep
+                // (its round trip, the timer's wake-up) are not a share of one sleep.
                 let sleep = sweep.plan.sleep_ms as f64;
                 let fewest = point.n.div_ceil(sweep.plan.threads.max(1)) as f64 * sleep;
                 let most = point.n as f64 * sleep;
-                (0.95 * fewest..1.25 * most).contains(&point.wall_ms)
+                point.n < 10 || (0.95 * fewest..1.25 * most).contains(&point.wall_ms)
             })
         },
     },
@@ -132,7 +134,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         },
     },
     Claim {
-        name: "sweep.scale-ok-await-at-ten-thousand-well-above-a-sleep-with-little-steal",
+        name: "sweep.scale-ok-await-at-ten-thousand-well-above-a-sleep-little-steal-on-most",
         dir: SCALE,
         kind: Kind::Observed,
         holds: |sweep| {
@@ -144,12 +146,17 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
                 let busier = cpu.is_some_and(|cpu| {
                     (cpu.server_ms).is_some_and(|server| cpu.client_ms <= 1.2 * server)
                 });
-                let little_steal = cpu.is_some_and(|cpu| {
-                    cpu.steal_ms
-                        .is_some_and(|steal| steal <= point.wall_ms / 10.0)
-                });
-                point.n < 10_000
-                    || (point.wall_ms > 2.0 * sweep.plan.sleep_ms as f64 && busier && little_steal)
+                point.n < 10_000 || (point.wall_ms > 2.0 * sweep.plan.sleep_ms as f64 && busier)
+            })?;
+            let largest = (sweep.points.iter())
+                .filter(|point| point.route == "/ok-await" && point.n >= 10_000);
+            let (little, all) = largest.fold((0, 0), |(little, all), point| {
+                let steal = point.confounders.cpu.and_then(|cpu| cpu.steal_ms);
+                let under = steal.is_some_and(|steal| steal <= point.wall_ms / 10.0);
+                (little + usize::from(under), all + 1)
+            });
+            expect(2 * little > all, || {
+                format!("steal under a tenth of the wall on {little} of {all} points")
             })
         },
     },

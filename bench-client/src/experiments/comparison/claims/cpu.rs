@@ -95,16 +95,19 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 let round_ms = case.n as f64 * demo_contract::cpu::SLICE.as_secs_f64() * 1e3;
                 let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
                 let a_round_or_two = ping.is_some_and(|p50| p50 < 2.5 * round_ms);
-                let jobs = case.wall_ms / (case.n as f64 * case.sleep_ms as f64);
-                expect(
-                    a_round_or_two && (0.95..1.1).contains(&jobs) && at_the_end(case),
-                    || {
-                        format!(
-                            "{server}: ping p50 {ping:?} ms (a round {round_ms} ms), wall {:.0} ms",
-                            case.wall_ms
-                        )
-                    },
-                )?;
+                // Ten jobs' time on the one thread, later by at most the core time the case
+                // recorded going elsewhere (the client's, the hypervisor's steal), which may
+                // all have been taken from that thread's core.
+                let jobs = case.n as f64 * case.sleep_ms as f64;
+                let elsewhere =
+                    (case.confounders.cpu).map_or(0.0, |cpu| cpu.taken_from_the_server_ms());
+                let ten_jobs = (0.95 * jobs..1.1 * jobs + elsewhere).contains(&case.wall_ms);
+                expect(a_round_or_two && ten_jobs && at_the_end(case), || {
+                    format!(
+                        "{server}: ping p50 {ping:?} ms (a round {round_ms} ms), wall {:.0} ms",
+                        case.wall_ms
+                    )
+                })?;
             }
             Ok(())
         },
