@@ -22,6 +22,7 @@ use doc_links::outcomes;
 use super::{ALL, Experiment};
 use crate::report::pages;
 use burst_meter::environment::Environment;
+use burst_meter::session::Confounders;
 
 /// The stacks a run was to measure, which "every stack" means in a claim on it: the
 /// workspace's stacks as its record lists them ([`Environment::stacks`]), so that a stack
@@ -285,6 +286,13 @@ pub fn cores(environment: &Environment) -> Result<usize, Shortfall> {
         )),
         cores => Ok(cores),
     }
+}
+
+/// The core time a step recorded going elsewhere than the server (the client's CPU, the
+/// hypervisor's steal), in ms; none where it recorded no CPU: what may delay work that a
+/// physics claim times on the server's threads.
+pub fn taken_from_the_server_ms(confounders: &Confounders) -> f64 {
+    (confounders.cpu).map_or(0.0, |cpu| cpu.taken_from_the_server_ms())
 }
 
 #[cfg(test)]

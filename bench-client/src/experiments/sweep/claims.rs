@@ -1,7 +1,9 @@
 //! What the pages say the sweeps showed ([`crate::experiments::claims`]).
 
 use super::{Point, SweepReport};
-use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
+use crate::experiments::claims::{
+    Claim, Kind, Shortfall, expect, present, stacks_of, taken_from_the_server_ms,
+};
 
 /// The concurrency sweep, and the bounded pools' staircase.
 const SWEEP: &str = "results/sweep";
@@ -125,8 +127,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
             every_point(sweep, "/ok-def", |sweep, point| {
                 let pool = sweep.plan.server.blocking_threads.unwrap_or(1);
                 let rounds = point.n.div_ceil(pool) as f64 * sweep.plan.sleep_ms as f64;
-                let elsewhere =
-                    (point.confounders.cpu).map_or(0.0, |cpu| cpu.taken_from_the_server_ms());
+                let elsewhere = taken_from_the_server_ms(&point.confounders);
                 !point.target.starts_with("demo-")
                     || (rounds..1.15 * rounds + elsewhere).contains(&point.wall_ms)
             })

@@ -1,6 +1,7 @@
 //! What the pages say of the CPU-bound routes (`results/cpu/`): what the cores allow, read from the run's record.
 
 use super::*;
+use burst_meter::units::millis;
 
 pub const CLAIMS: &[Claim<Report>] = &[
     Claim {
@@ -92,15 +93,14 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 let case = case(report, server, "/ok-cpu-yield", 1)?;
                 // A round: each of the n requests runs one slice before the ping's task
                 // runs again; a request may pass through the run queue more than once.
-                let round_ms = case.n as f64 * demo_contract::cpu::SLICE.as_secs_f64() * 1e3;
+                let round_ms = case.n as f64 * millis(demo_contract::cpu::SLICE);
                 let ping = case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
                 let a_round_or_two = ping.is_some_and(|p50| p50 < 2.5 * round_ms);
                 // Ten jobs' time on the one thread, later by at most the core time the case
                 // recorded going elsewhere (the client's, the hypervisor's steal), which may
                 // all have been taken from that thread's core.
                 let jobs = case.n as f64 * case.sleep_ms as f64;
-                let elsewhere =
-                    (case.confounders.cpu).map_or(0.0, |cpu| cpu.taken_from_the_server_ms());
+                let elsewhere = taken_from_the_server_ms(&case.confounders);
                 let ten_jobs = (0.95 * jobs..1.1 * jobs + elsewhere).contains(&case.wall_ms);
                 expect(a_round_or_two && ten_jobs && at_the_end(case), || {
                     format!(

@@ -4,7 +4,7 @@
 
 use super::Report;
 use crate::experiments::claims::{
-    Claim, Kind, Shortfall, cores, expect, present, stacks_of, stacks_on,
+    Claim, Kind, Shortfall, cores, expect, present, stacks_of, stacks_on, taken_from_the_server_ms,
 };
 use burst_meter::case::Case;
 use burst_meter::stats::Verdict;
@@ -49,7 +49,7 @@ fn near(measured: f64, expected: f64) -> bool {
 fn cpu_wall(case: &Case, workers: usize, cores: usize) -> f64 {
     let job = case.sleep_ms as f64;
     let elsewhere = match workers >= cores {
-        true => (case.confounders.cpu).map_or(0.0, |cpu| cpu.taken_from_the_server_ms()),
+        true => taken_from_the_server_ms(&case.confounders),
         false => 0.0,
     };
     let work = match workers <= cores {
