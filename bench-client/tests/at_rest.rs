@@ -6,7 +6,7 @@ mod common;
 
 use bench_client::experiments::rest::{self, RestPlan, RestPoint};
 use burst_meter::target::{self, Target};
-use demo_contract::variant::{TOKIO_REACTOR_ON_WORKER, Variant};
+use demo_contract::variant::{self, Variant, runs_in};
 
 /// Pings 10 ms apart, in two rounds of 200 ms: about 40, each arriving while every server
 /// thread sleeps.
@@ -52,7 +52,10 @@ async fn tokio_current_thread_wakes_one_thread_per_ping() {
 /// the main thread, which runs the request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reactor_on_a_worker_adds_a_wake_up_per_ping() {
-    let point = at_rest(variant(&TOKIO_REACTOR_ON_WORKER)).await;
+    let point = at_rest(variant(
+        variant::in_experiment(runs_in::REST, "reactor-on-worker").unwrap(),
+    ))
+    .await;
     assert_eq!(
         point.runtime.as_deref(),
         Some("tokio LocalSet on main, epoll on a multi_thread worker")

@@ -422,7 +422,7 @@ fn the_cut_timeline_shows_the_glance_stacks_only() {
     for target in report.targets() {
         assert_has_text(&full, target);
         let shown = glance.iter().any(|t| t == target);
-        assert_eq!(shown, plots::GLANCE.contains(&target), "{target}");
+        assert_eq!(shown, stacks::glance().contains(&target), "{target}");
     }
     let all = report.targets().len();
     let title = format!("When each request and ping was answered, on 3 of the {all} stacks");

@@ -8,7 +8,7 @@ use bench_client::experiments::race::arrival::{self, ArrivalPlan, ArrivalTrial, 
 use bench_client::experiments::race::{self, GotIn, RacePlan};
 use burst_meter::burst::Connect;
 use burst_meter::target::{self, Target};
-use demo_contract::variant::RACE_VARIANTS;
+use demo_contract::variant::{self, runs_in};
 
 const SLEEP_MS: u64 = 40;
 const N: usize = 4;
@@ -67,9 +67,9 @@ async fn every_variant_of_the_flips_runs_a_trial() {
         connects: vec![Connect::During],
         ..RacePlan::default()
     };
-    for variant in RACE_VARIANTS {
+    for variant in variant::running_in(runs_in::RACE) {
         common::real_server(variant.server);
-        let target = Target::variant(&variant, &target::default_bin_dir());
+        let target = Target::variant(variant, &target::default_bin_dir());
         let outcome = race::run(&[target], &plan, &mut |_| {}).await;
         assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
         let trial = &outcome.measured[0];

@@ -5,10 +5,9 @@
 
 mod common;
 
-use bench_client::experiments::uring::{self, Held, SETTINGS, UringPlan, held_of};
+use bench_client::experiments::uring::{self, Held, UringPlan, held_of};
 use burst_meter::target;
 use demo_contract::IO_URING_REFUSED;
-use demo_contract::variant::{COMPIO_EPOLL, NTEX_DIRECT_WRITE, NTEX_EPOLL};
 
 const SLEEP_MS: u64 = 40;
 const N: usize = 3;
@@ -21,7 +20,7 @@ async fn every_setting_runs_and_the_epoll_ones_answer_one_per_sleep() {
         concurrency: N,
         leads_ms: vec![0.0],
     };
-    for setting in SETTINGS {
+    for setting in uring::settings() {
         common::real_server(setting.server);
         let ran = uring::run(&setting, &target::default_bin_dir(), &plan, &mut |_| {}).await;
         if ran
@@ -46,8 +45,15 @@ async fn every_setting_runs_and_the_epoll_ones_answer_one_per_sleep() {
                 "{trial:?}"
             );
         }
-        let epoll = [&[COMPIO_EPOLL][..], &[NTEX_EPOLL, NTEX_DIRECT_WRITE]];
-        if epoll.contains(&setting.variants) {
+        // The settings that write each answer in the task that made it.
+        let epoll = [
+            ("demo-axum-compio", "epoll"),
+            ("demo-ntex", "epoll-direct-write"),
+        ];
+        let variant = setting
+            .variant
+            .map(|variant| (variant.server, variant.name));
+        if variant.is_some_and(|variant| epoll.contains(&variant)) {
             for trial in &trials {
                 assert_eq!(held_of(trial, SLEEP_MS), Held::OnePerSleep, "{trial:?}");
             }

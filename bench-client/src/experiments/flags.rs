@@ -13,10 +13,10 @@ use burst_meter::target::{self, Folders, Target};
 /// Which servers to spawn, and where to find them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerArgs {
-    /// Servers to spawn, comma-separated: the nine demo servers and the FastAPI reference
-    /// targets (fastapi-asyncio, fastapi-uvloop), or `all` [default: all of them, unless
-    /// --url is given (the sweep: the nine demo servers); the FastAPI ones only where their
-    /// venv is set up]
+    /// Servers to spawn, comma-separated: the workspace's stacks and the FastAPI reference
+    /// targets by name, `all`, or `runs-in:TAG`, the stacks with a variant that the
+    /// experiment TAG starts (their stack.toml says) [default: all of them, unless --url is
+    /// given (the sweep: the stacks alone); the FastAPI ones only where their venv is set up]
     #[arg(long, value_delimiter = ',', value_parser = server_name)]
     pub servers: Vec<String>,
 
@@ -79,12 +79,16 @@ pub fn sleep_ms() -> RangedU64ValueParser<u64> {
 /// A server the client can spawn, or `all`.
 fn server_name(name: &str) -> Result<String, String> {
     let all = target::all_servers();
-    if all.contains(&name) || name == target::ALL {
+    let tagged = name.strip_prefix(target::RUNS_IN);
+    let known_tag = tagged.is_some_and(|tag| demo_contract::variant::runs_in::ALL.contains(&tag));
+    if all.contains(&name) || name == target::ALL || known_tag {
         Ok(name.to_owned())
     } else {
         Err(format!(
-            "unknown server {name:?}; the servers are {}",
-            all.join(", ")
+            "unknown server {name:?}; the servers are {}, or {}TAG with TAG one of {}",
+            all.join(", "),
+            target::RUNS_IN,
+            demo_contract::variant::runs_in::ALL.join(", ")
         ))
     }
 }

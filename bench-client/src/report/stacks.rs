@@ -64,7 +64,7 @@ fn drawn(spec: &str, old: &str) -> Result<String, BlockError> {
         _ => return Err(unknown()),
     };
     let references = match which {
-        "targets" => burst_meter::target::REFERENCES.len(),
+        "targets" => burst_meter::target::references().len(),
         _ => 0,
     };
     match what {

@@ -16,10 +16,12 @@ pub use process::{
 };
 
 /// The original's own stack as reference targets: the project's FastAPI app
-/// (`reference/fastapi/`) under uvicorn with one worker, on asyncio's loop with the h11
-/// parser, and on uvloop with httptools. Each is a script of that name in the app's `bin/`,
-/// with the command line of the demo servers.
-pub const REFERENCES: [&str; 2] = ["fastapi-asyncio", "fastapi-uvloop"];
+/// (`reference/fastapi/`) under uvicorn with one worker, one target per event loop its
+/// description names (asyncio's with the h11 parser, uvloop's with httptools). Each is a
+/// script of that name in the app's `bin/`, with the command line of the demo servers.
+pub fn references() -> &'static [&'static str] {
+    stacks::reference_targets()
+}
 
 /// The same for a reference target: Python imports FastAPI first, which on two busy cores
 /// has taken more than 10 s.
@@ -154,11 +156,27 @@ pub fn default_reference_dir() -> PathBuf {
 /// The `--servers` value that names every server.
 pub const ALL: &str = "all";
 
+/// The `--servers` prefix of an experiment's tag: `runs-in:TAG` names the stacks with a
+/// variant that experiment starts, as their descriptions say.
+pub const RUNS_IN: &str = "runs-in:";
+
+/// The servers `name` stands for: itself, or the stacks a [`RUNS_IN`] tag selects, each once.
+fn expand(name: &str) -> Vec<&str> {
+    let Some(tag) = name.strip_prefix(RUNS_IN) else {
+        return vec![name];
+    };
+    let mut servers: Vec<&str> = demo_contract::variant::running_in(tag)
+        .map(|variant| variant.server)
+        .collect();
+    servers.dedup();
+    servers
+}
+
 /// Every server the client can spawn: the workspace's stacks ([`stacks::names`], in their
 /// order), then the reference targets.
 pub fn all_servers() -> Vec<&'static str> {
     (stacks::names().iter().copied())
-        .chain(REFERENCES)
+        .chain(references().iter().copied())
         .collect()
 }
 
@@ -193,12 +211,12 @@ pub fn choose(
     let names: Vec<&str> = match asked {
         [] => defaults.to_vec(),
         [all] if all == ALL => all_servers(),
-        servers => servers.iter().map(String::as_str).collect(),
+        servers => servers.iter().flat_map(|name| expand(name)).collect(),
     };
     let mut targets = Vec::new();
     let mut notes = Vec::new();
     for name in names {
-        if !REFERENCES.contains(&name) {
+        if !references().contains(&name) {
             targets.push(Target::server(name, &folders.bin_dir));
             continue;
         }
@@ -253,11 +271,11 @@ pub fn as_variants(
 }
 
 /// At rest's targets: the servers `asked` for, or if none were, the stock servers beside the
-/// variants that add or take away a thread's hop (`demo_contract::variant::VARIANTS`).
+/// variants that add or take away a thread's hop (those its descriptions tag `rest`).
 pub fn for_rest(asked: &[String], folders: &Folders) -> Vec<Target> {
     let (mut targets, _) = choose(asked, stacks::names(), folders);
     if asked.is_empty() {
-        let variants = demo_contract::variant::VARIANTS.iter();
+        let variants = demo_contract::variant::running_in(demo_contract::variant::runs_in::REST);
         targets.extend(variants.map(|variant| Target::variant(variant, &folders.bin_dir)));
     }
     targets
@@ -304,7 +322,7 @@ mod tests {
     fn nothing_asked_for_is_the_defaults_less_a_reference_without_its_venv() {
         let (targets, notes) = choose(&[], &all_servers(), &without_venv());
         assert_eq!(labels(&targets), stacks::names());
-        assert_eq!(notes.len(), REFERENCES.len(), "{notes:?}");
+        assert_eq!(notes.len(), references().len(), "{notes:?}");
         assert!(notes[0].starts_with("fastapi-asyncio: left out, no "));
     }
 
@@ -322,7 +340,7 @@ mod tests {
     fn all_is_every_server_but_a_reference_without_its_venv() {
         let (targets, notes) = choose(&[ALL.to_owned()], &[], &without_venv());
         assert_eq!(labels(&targets), stacks::names());
-        assert_eq!(notes.len(), REFERENCES.len());
+        assert_eq!(notes.len(), references().len());
     }
 
     #[test]

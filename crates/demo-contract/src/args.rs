@@ -157,6 +157,12 @@ impl Args {
         Ok(args)
     }
 
+    /// Whether it was started as the variant `name` (`--variant NAME`), which the stack's
+    /// description lists ([`variant`]).
+    pub fn wants(&self, name: &str) -> bool {
+        self.variants.iter().any(|given| given == name)
+    }
+
     /// The address to bind.
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.host, self.port)
@@ -340,8 +346,8 @@ mod tests {
         };
         let args = parse_ntex(&["--variant", "epoll", "--variant", "direct-write"]).unwrap();
         assert_eq!(args.variants, ["epoll", "direct-write"]);
-        assert!(variant::NTEX_EPOLL.requested(&args));
-        assert!(!variant::NTEX_EVENT_INTERVAL_2.requested(&args));
+        assert!(args.wants("epoll"));
+        assert!(!args.wants("event-interval-2"));
         for bad in [
             &["--variant", "sqpoll"][..],
             &["--variant", "epoll", "--threads", "2"],

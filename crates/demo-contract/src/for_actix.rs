@@ -2,7 +2,7 @@
 //! stall detector's middleware, the order of events (`--events`: accepts in `on_connect`,
 //! handlers in a middleware), and [`run`]: the server set up from the command line, with a
 //! graceful stop on our own signal handlers, and the home of the race experiment's variants
-//! [`ACTIX_REQUEST_TIMEOUT_OFF`] and [`ACTIX_KEEP_ALIVE_60S`].
+//! the `request-timeout-off` variant and the `keep-alive-60s` variant.
 
 use std::any::Any;
 use std::fmt;
@@ -24,7 +24,6 @@ use reactor_watch::Watched;
 
 use crate::body::to_json;
 use crate::for_tokio::Shutdown;
-use crate::variant::{ACTIX_KEEP_ALIVE_60S, ACTIX_REQUEST_TIMEOUT_OFF};
 use crate::{
     ApiError, Args, CpuWork, Demo, EventsBody, IoWork, Pong, Route, SHUTDOWN_GRACE, Sleep,
     StallsJson, Work, reactor,
@@ -180,9 +179,9 @@ pub fn record_events<S: Service<ServiceRequest>>(
 /// - `--events`: each connection's `accepted` is recorded in `on_connect`, which runs on the
 ///   worker when it takes the connection from the accept thread, not when the accept thread
 ///   accepted it: a worker blocked by `/bad` records its new connections only once free.
-/// - With [`ACTIX_REQUEST_TIMEOUT_OFF`] requested, the race experiment's variant:
+/// - With the `request-timeout-off` variant requested, the race experiment's variant:
 ///   actix-http's `client_request_timeout` is 0, so a new connection has no deadline for its
-///   first request's head; with [`ACTIX_KEEP_ALIVE_60S`], an idle connection is kept 60 s
+///   first request's head; with the `keep-alive-60s` variant, an idle connection is kept 60 s
 ///   instead of 5.
 pub async fn run<F, I, S, B>(
     demo: Demo,
@@ -204,10 +203,10 @@ where
         .workers(args.threads)
         .disable_signals()
         .shutdown_timeout(SHUTDOWN_GRACE.as_secs());
-    if ACTIX_REQUEST_TIMEOUT_OFF.requested(args) {
+    if args.wants("request-timeout-off") {
         server = server.client_request_timeout(Duration::ZERO);
     }
-    if ACTIX_KEEP_ALIVE_60S.requested(args) {
+    if args.wants("keep-alive-60s") {
         server = server.keep_alive(Duration::from_secs(60));
     }
     if let Some(pool) = args.blocking_threads {

@@ -13,7 +13,6 @@ use futures_lite::StreamExt as _;
 use smol::{Executor, future};
 
 #[cfg(feature = "smol")]
-use crate::variant::SMOL_EXECUTOR_ON_MAIN;
 #[cfg(feature = "smol")]
 use crate::{Args, Demo, Stack};
 
@@ -39,7 +38,7 @@ pub fn size_blocking_pool(threads: Option<usize>) {
 /// arrangement: `executor` runs on `--threads` threads named `smol-executor-N` (idle ones steal
 /// from busy ones), while this thread only waits for `server`.
 ///
-/// Or, with [`SMOL_EXECUTOR_ON_MAIN`] requested, the at-rest variant: no executor thread, and
+/// Or, with the `executor-on-main` variant requested, the at-rest variant: no executor thread, and
 /// this thread runs `executor` inside `block_on`, which waits on epoll itself when it holds the
 /// reactor's lock. async-io's own thread keeps competing for that lock (its `main_loop` in
 /// `driver.rs`), so some requests still arrive through that thread.
@@ -53,7 +52,7 @@ pub fn run_executor<F>(
 where
     F: Future<Output = io::Result<()>> + Send + 'static,
 {
-    if SMOL_EXECUTOR_ON_MAIN.requested(args) {
+    if args.wants("executor-on-main") {
         let demo = Demo::new(stack, "smol Executor on the main thread's block_on", args);
         let server = executor.spawn(server(demo));
         return smol::block_on(executor.run(server));

@@ -19,7 +19,6 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::body::to_json;
 use crate::task_monitor::{RouteMonitors, monitor_request};
-use crate::variant::AXUM_TASK_MONITOR;
 use crate::{
     ApiError, CpuWork, Demo, EventsBody, IoWork, Joined, Pong, Sleep, Spawned, StallsJson, Work,
     reactor,
@@ -136,7 +135,7 @@ pub fn watch_layer(demo: Demo) -> WatchLayer<impl Fn(&Request) -> Label + Clone>
 /// ([`Accepts`]), and each request's `started` and `ended` around the rest of the request,
 /// handler included, in a middleware added to `app` as its outermost layer
 /// (`Router::layer`, so after routing, fallback included). Without `--events` the app is
-/// served as it is. Started as the variant [`AXUM_TASK_MONITOR`], each request also runs
+/// served as it is. Started as the `task-monitor` variant, each request also runs
 /// under its route's tokio-metrics `TaskMonitor` ([`crate::task_monitor`]).
 pub fn serve(
     demo: Demo,
@@ -147,7 +146,7 @@ pub fn serve(
     IntoMakeServiceWithConnectInfo<Router, Peer>,
     AddExtension<Router, ConnectInfo<Peer>>,
 > {
-    let app = if demo.runs(&AXUM_TASK_MONITOR) {
+    let app = if demo.runs("task-monitor") {
         let monitors: &'static RouteMonitors = Box::leak(Box::default());
         tokio::spawn(monitors.report());
         app.layer(from_fn_with_state(monitors, monitor_request))

@@ -23,12 +23,11 @@ use nix::sys::signal::Signal;
 
 use crate::for_axum::{Peer, with_events};
 use crate::shutdown::Shutdown;
-use crate::variant::{COMPIO_EPOLL, COMPIO_EVENT_INTERVAL_1, COMPIO_SQPOLL};
 use crate::{Args, Demo, exit_without_io_uring};
 
 /// The label `/ping` reports: the driver the command line chose.
 pub fn runtime(args: &Args) -> &'static str {
-    match COMPIO_EPOLL.requested(args) {
+    match args.wants("epoll") {
         false => "compio (io_uring), one runtime per thread",
         true => "compio (epoll), one runtime per thread",
     }
@@ -84,7 +83,7 @@ pub fn run(demo: Demo, args: &Args, app: Router) -> io::Result<()> {
 }
 
 /// One runtime's settings, the same on every thread: io_uring, the shared blocking pool, and
-/// the variants [`COMPIO_EVENT_INTERVAL_1`], [`COMPIO_EPOLL`] and [`COMPIO_SQPOLL`].
+/// the variants `event-interval-1`, `epoll` and `sqpoll`.
 fn runtime_builder(args: &Args) -> RuntimeBuilder {
     let mut proactor = ProactorBuilder::new();
     if let Some(pool) = args.blocking_threads {
@@ -93,18 +92,18 @@ fn runtime_builder(args: &Args) -> RuntimeBuilder {
     // Made once here; every runtime built from a clone of this builder reuses it.
     proactor.force_reuse_thread_pool();
     // Named, so that the fusion driver never falls back to epoll without saying so.
-    proactor.driver_type(if COMPIO_EPOLL.requested(args) {
+    proactor.driver_type(if args.wants("epoll") {
         DriverType::Poll
     } else {
         DriverType::IoUring
     });
-    if COMPIO_SQPOLL.requested(args) {
+    if args.wants("sqpoll") {
         // Longer than a burst's gaps between submissions: the kernel thread stays awake.
         proactor.sqpoll_idle(Duration::from_secs(1));
     }
     let mut builder = Runtime::builder();
     builder.with_proactor(proactor);
-    if COMPIO_EVENT_INTERVAL_1.requested(args) {
+    if args.wants("event-interval-1") {
         builder.event_interval(1);
     }
     builder

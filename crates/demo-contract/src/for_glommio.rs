@@ -1,6 +1,6 @@
 //! glommio glue, for `demo-hyper-glommio`: hyper's HTTP/1 on one glommio executor per thread,
 //! each with its own io_uring and its own listener ([`for_local`]), its blocking pool, and
-//! the stall detector of [`GLOMMIO_STALL_DETECTOR`] ([`run`]).
+//! the stall detector of the `stall-detector` variant ([`run`]).
 
 use std::io;
 use std::net::SocketAddr;
@@ -12,7 +12,6 @@ use smol_hyper::rt::FuturesIo;
 
 use crate::for_hyper::Handlers;
 use crate::for_local::{self, BLOCKING_THREADS, Share};
-use crate::variant::GLOMMIO_STALL_DETECTOR;
 use crate::{Args, Demo, exit_without_io_uring};
 
 /// The label `/ping` reports.
@@ -26,13 +25,13 @@ pub const RUNTIME: &str = "glommio (io_uring), one executor per thread";
 /// - The blocking pool (`glommio::executor().spawn_blocking`): each executor has its own,
 ///   of `--blocking-threads` threads, [`BLOCKING_THREADS`] by default (glommio's own default is
 ///   one thread).
-/// - [`GLOMMIO_STALL_DETECTOR`]: glommio's stall detector on every executor, as it comes
+/// - the `stall-detector` variant: glommio's stall detector on every executor, as it comes
 ///   (`DefaultStallDetectionHandler`), its reports logged on stderr by env_logger.
 /// - Without io_uring (or the locked memory glommio's buffers need), the server says so in one
 ///   line and exits with status 1.
 pub fn run<H: Handlers + Clone>(demo: Demo, args: &Args, handlers: H) -> io::Result<()> {
     let pool = args.blocking_threads.unwrap_or(BLOCKING_THREADS);
-    let stall_detector = GLOMMIO_STALL_DETECTOR.requested(args);
+    let stall_detector = args.wants("stall-detector");
     if stall_detector {
         // glommio's handler reports with `log::warn!`: without a logger, nothing is printed.
         env_logger::Builder::new()

@@ -19,7 +19,6 @@ use monoio::{IoUringDriver, RuntimeBuilder};
 
 use crate::for_hyper::Handlers;
 use crate::for_local::{self, BLOCKING_THREADS, Share};
-use crate::variant::{MONOIO_EXECUTE_LOCAL, MONOIO_NO_POOL};
 use crate::{Args, Demo, exit_without_io_uring};
 
 /// The label `/ping` reports.
@@ -34,15 +33,12 @@ pub const RUNTIME: &str = "monoio (io_uring), one runtime per thread";
 ///   `monoio::spawn_blocking` panics. Every thread's runtime gets the same
 ///   `DefaultThreadPool` (the `threadpool` crate: its threads start with it, and queue the
 ///   work they cannot take) of `--blocking-threads` threads, [`BLOCKING_THREADS`] by default.
-///   [`MONOIO_NO_POOL`] keeps the stock builder; [`MONOIO_EXECUTE_LOCAL`] runs the work where
+///   The `no-pool` variant keeps the stock builder; the `execute-local` variant runs the work where
 ///   `spawn_blocking` is called.
 /// - Without io_uring, the server says so in one line and exits with status 1.
 pub fn run<H: Handlers + Clone>(demo: Demo, args: &Args, handlers: H) -> io::Result<()> {
     let pool = DefaultThreadPool::new(args.blocking_threads.unwrap_or(BLOCKING_THREADS));
-    let (no_pool, execute_local) = (
-        MONOIO_NO_POOL.requested(args),
-        MONOIO_EXECUTE_LOCAL.requested(args),
-    );
+    let (no_pool, execute_local) = (args.wants("no-pool"), args.wants("execute-local"));
     for_local::run_per_thread(args, "monoio", move |share| {
         let mut builder = RuntimeBuilder::<IoUringDriver>::new().enable_timer();
         if execute_local {

@@ -25,7 +25,6 @@ use ntex::web::{
 
 use crate::blockers::UPSTREAM_TIMEOUT;
 use crate::body::to_json;
-use crate::variant::{NTEX_DIRECT_WRITE, NTEX_EPOLL, NTEX_EVENT_INTERVAL_2};
 use crate::{
     ApiError, Args, CpuWork, Demo, EventsBody, IoWork, Pong, Route, SHUTDOWN_GRACE, Sleep,
     StallsJson, Work, exit_without_io_uring,
@@ -33,7 +32,7 @@ use crate::{
 
 /// The label `/ping` reports: the driver the command line chose.
 pub fn runtime(args: &Args) -> &'static str {
-    match NTEX_EPOLL.requested(args) {
+    match epoll(args) {
         false => "ntex-rt neon (io_uring), one runtime per worker",
         true => "ntex-rt neon (epoll), one runtime per worker",
     }
@@ -256,12 +255,12 @@ where
 /// - `--events`: each connection's `accepted` is recorded in ntex-server's `on_accept`, which
 ///   runs on the worker when it takes the connection, as actix-web's `on_connect` does.
 pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::Result<()> {
-    let epoll = NTEX_EPOLL.requested(args);
+    let epoll = epoll(args);
     if !epoll && let Err(error) = uring::Reactor::new(URING_ENTRIES) {
         exit_without_io_uring(demo.stack, error);
     }
     let runner = Neon {
-        event_interval: if NTEX_EVENT_INTERVAL_2.requested(args) {
+        event_interval: if args.wants("event-interval-2") {
             2
         } else {
             61
@@ -278,7 +277,7 @@ pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::
     let listener = crate::listen(args.addr())?;
     let addr = listener.local_addr()?;
     let threads = args.threads;
-    let direct_write = NTEX_DIRECT_WRITE.requested(args);
+    let direct_write = args.wants("direct-write") || args.wants(EPOLL_DIRECT_WRITE);
     system.build(runner).block_on(async move {
         let mut server = ntex::server::build()
             .workers(threads)
@@ -311,7 +310,7 @@ pub fn run(demo: Demo, args: &Args, routes: fn(&mut web::ServiceConfig)) -> io::
     })
 }
 
-/// [`NTEX_DIRECT_WRITE`]'s connections: ntex-io hands a write buffer of 1 byte or more to
+/// the `direct-write` variant's connections: ntex-io hands a write buffer of 1 byte or more to
 /// the reactor at once (ntex-io 3.14.0 src/ioref.rs, `consolidate_write_state`); below its
 /// default threshold (8 KiB, half a write page) it spawns a task to do it.
 fn direct_write_config() -> SharedCfg {
@@ -333,8 +332,8 @@ fn peer_port(stream: &Stream) -> u16 {
 
 /// ntex's own io_uring runner (`DefaultRuntime` of ntex-net with `neon-uring`), with the
 /// setting it does not expose: how many tasks the runtime polls before it polls io_uring
-/// again (ntex-rt's `RuntimeBuilder::event_interval`, 61 unless [`NTEX_EVENT_INTERVAL_2`]);
-/// and, for [`NTEX_EPOLL`], ntex-net's epoll reactor in its place (`DefaultRuntime` with
+/// again (ntex-rt's `RuntimeBuilder::event_interval`, 61 unless the `event-interval-2` variant);
+/// and, for the `epoll` variant, ntex-net's epoll reactor in its place (`DefaultRuntime` with
 /// `neon-polling`), which every Linux build of ntex-net has.
 #[derive(Debug)]
 struct Neon {
@@ -361,4 +360,14 @@ impl Runner for Neon {
             }))
         })
     }
+}
+
+/// The variant that is `epoll` and `direct-write` at once: the two that free ntex's answers
+/// only together.
+const EPOLL_DIRECT_WRITE: &str = "epoll-direct-write";
+
+/// Whether the server runs on ntex-net's epoll reactor: the `epoll` variant, alone or with
+/// `direct-write`.
+fn epoll(args: &Args) -> bool {
+    args.wants("epoll") || args.wants(EPOLL_DIRECT_WRITE)
 }

@@ -1,7 +1,7 @@
 //! tokio glue, shared by `demo-axum`, `demo-actix` (actix-rt is tokio) and `demo-hyper-tokio`,
-//! and the home of the at-rest variant [`TOKIO_REACTOR_ON_WORKER`] (in [`run`]), of the race
-//! variant [`TOKIO_EVENT_INTERVAL_1`] (in the builder behind [`runtime`] and [`workers`]), and of
-//! tokio's own answers' variants (`multi-thread` in [`runtime`], [`TOKIO_LIFO_SLOT_OFF`] in its
+//! and the home of the at-rest `reactor-on-worker` variant (in [`run`]), of the race
+//! `event-interval-1` variant (in the builder behind [`runtime`] and [`workers`]), and of
+//! tokio's own answers' variants (`multi-thread` in [`runtime`], the `lifo-slot-off` variant in its
 //! builder) and helpers ([`caught`], [`timer`]).
 
 use std::future::{Future, IntoFuture};
@@ -14,16 +14,12 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::task::LocalSet;
 
 pub use crate::shutdown::Shutdown;
-use crate::variant::{
-    self, TOKIO_CONSOLE, TOKIO_EVENT_INTERVAL_1, TOKIO_LIFO_SLOT_OFF, TOKIO_POLL_HOOKS,
-    TOKIO_REACTOR_ON_WORKER,
-};
 use crate::{ApiError, Args, Demo, JOIN_TIMER, Stack};
 
 /// Runs `server` to its end on the runtime the command line asks for ([`runtime`]), handing it
 /// the [`Demo`] that names that runtime and the way to spawn a task on it (`tokio::spawn`).
 ///
-/// Or, with [`TOKIO_REACTOR_ON_WORKER`] requested, the at-rest variant: `server` and every task
+/// Or, with the `reactor-on-worker` variant requested, the at-rest variant: `server` and every task
 /// it spawns are polled on this thread, in a `LocalSet`, while epoll waits on the one worker of
 /// a `multi_thread` runtime. Each request's readiness then wakes the worker first, which wakes
 /// this thread: the hop async-io's reactor thread makes, added to tokio, with everything else
@@ -37,7 +33,7 @@ where
     T: Future<Output = ()> + Send + 'static,
     F: Future<Output = io::Result<()>>,
 {
-    if TOKIO_REACTOR_ON_WORKER.requested(args) {
+    if args.wants("reactor-on-worker") {
         return run_beside_the_reactor(stack, args, server);
     }
     let (runtime, flavour) = runtime(args)?;
@@ -45,7 +41,7 @@ where
     runtime.block_on(server(demo, |task| drop(tokio::spawn(task))))
 }
 
-/// [`TOKIO_REACTOR_ON_WORKER`]: requests are polled by this thread's `block_on`, which never
+/// the `reactor-on-worker` variant: requests are polled by this thread's `block_on`, which never
 /// waits on epoll in a `multi_thread` runtime; the runtime's one worker does, and wakes this
 /// thread.
 fn run_beside_the_reactor<T, F>(
@@ -71,7 +67,7 @@ where
 /// work-stealing workers. `--blocking-threads` sets the blocking pool's
 /// `max_blocking_threads` (tokio's default: 512) on either flavour.
 pub fn runtime(args: &Args) -> io::Result<(Runtime, &'static str)> {
-    if args.threads == 1 && !variant::multi_thread_requested(args) {
+    if args.threads == 1 && !crate::variant::multi_thread_requested(args) {
         Ok((
             build(Builder::new_current_thread(), args)?,
             "tokio current_thread",
@@ -93,22 +89,22 @@ fn build(mut builder: Builder, args: &Args) -> io::Result<Runtime> {
     if let Some(pool) = args.blocking_threads {
         builder.max_blocking_threads(pool);
     }
-    if TOKIO_EVENT_INTERVAL_1.requested(args) {
+    if args.wants("event-interval-1") {
         builder.event_interval(1);
     }
-    if TOKIO_LIFO_SLOT_OFF.requested(args) {
+    if args.wants("lifo-slot-off") {
         lifo_slot_off(&mut builder)?;
     }
-    if TOKIO_POLL_HOOKS.requested(args) {
+    if args.wants("poll-hooks") {
         poll_hooks(&mut builder)?;
     }
-    if TOKIO_CONSOLE.requested(args) {
+    if args.wants("console") {
         tokio_console()?;
     }
     builder.enable_all().build()
 }
 
-/// The variant [`TOKIO_POLL_HOOKS`], where the build has tokio's unstable API.
+/// The `poll-hooks` variant, where the build has tokio's unstable API.
 #[cfg(tokio_unstable)]
 fn poll_hooks(builder: &mut Builder) -> io::Result<()> {
     crate::poll_hooks::install(builder)
@@ -117,19 +113,18 @@ fn poll_hooks(builder: &mut Builder) -> io::Result<()> {
 /// Without tokio's unstable API the variant cannot be built: a clear error, no server.
 #[cfg(not(tokio_unstable))]
 fn poll_hooks(_: &mut Builder) -> io::Result<()> {
-    Err(unstable_only(&TOKIO_POLL_HOOKS))
+    Err(unstable_only("poll-hooks"))
 }
 
 #[cfg(not(tokio_unstable))]
-fn unstable_only(variant: &crate::variant::Variant) -> io::Error {
+fn unstable_only(variant: &str) -> io::Error {
     io::Error::other(format!(
-        "--variant {} needs a build with RUSTFLAGS=\"--cfg tokio_unstable\" (scripts/run.sh \
-         makes one)",
-        variant.name
+        "--variant {variant} needs a build with RUSTFLAGS=\"--cfg tokio_unstable\" \
+         (scripts/run.sh makes one)"
     ))
 }
 
-/// The variant [`TOKIO_LIFO_SLOT_OFF`], where the build has tokio's unstable API.
+/// The `lifo-slot-off` variant, where the build has tokio's unstable API.
 #[cfg(tokio_unstable)]
 fn lifo_slot_off(builder: &mut Builder) -> io::Result<()> {
     builder.disable_lifo_slot();
@@ -139,7 +134,7 @@ fn lifo_slot_off(builder: &mut Builder) -> io::Result<()> {
 /// Without tokio's unstable API the slot cannot be turned off: a clear error, no server.
 #[cfg(not(tokio_unstable))]
 fn lifo_slot_off(_: &mut Builder) -> io::Result<()> {
-    Err(unstable_only(&TOKIO_LIFO_SLOT_OFF))
+    Err(unstable_only("lifo-slot-off"))
 }
 
 /// Runs `blocking`, which calls `tokio::task::block_in_place`, turning its panic on a
@@ -157,7 +152,7 @@ pub async fn timer(started: Instant) -> Duration {
     started.elapsed()
 }
 
-/// The variant [`TOKIO_CONSOLE`], where the build has tokio's unstable API: installed before
+/// The `console` variant, where the build has tokio's unstable API: installed before
 /// the runtime exists, so that every task it spawns is seen.
 #[cfg(tokio_unstable)]
 fn tokio_console() -> io::Result<()> {
@@ -167,7 +162,7 @@ fn tokio_console() -> io::Result<()> {
 /// Without tokio's unstable API tokio emits no task spans: a clear error, no server.
 #[cfg(not(tokio_unstable))]
 fn tokio_console() -> io::Result<()> {
-    Err(unstable_only(&TOKIO_CONSOLE))
+    Err(unstable_only("console"))
 }
 
 impl Shutdown {

@@ -107,8 +107,6 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::variant::Variant;
-
 /// This thread's OS id (`gettid`).
 fn thread_id() -> u64 {
     u64::try_from(nix::unistd::gettid().as_raw()).unwrap_or(0)
@@ -300,9 +298,9 @@ impl Demo {
         }
     }
 
-    /// Whether it was started as `variant`.
-    pub fn runs(&self, variant: &Variant) -> bool {
-        self.variants.iter().any(|name| name == variant.name)
+    /// Whether it was started as the variant `name` ([`Args::wants`]).
+    pub fn runs(&self, name: &str) -> bool {
+        self.variants.iter().any(|given| given == name)
     }
 
     /// The body of `/ping`.

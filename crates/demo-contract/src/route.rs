@@ -110,8 +110,8 @@ impl Route {
         [Route::BadFile, Route::OkFileBlocking, Route::OkFileAwait],
     ];
 
-    /// tokio's own answers: only the tokio servers (demo-axum, demo-hyper-tokio) serve them,
-    /// every other server answers 404 ([`crate::ApiError::tokio_only`]).
+    /// tokio's own answers: only the tokio servers whose descriptions name handlers for them
+    /// serve them, every other server answers 404 ([`crate::ApiError::tokio_only`]).
     pub const TOKIO: [Route; 4] = [
         Route::OkBlockInPlace,
         Route::JoinBlockInPlace,

@@ -8,7 +8,7 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use burst_meter::http::Reply;
-use demo_contract::variant::EVENT_INTERVAL_VARIANTS;
+use demo_contract::variant::{self, runs_in};
 use demo_contract::{CpuWork, IoWork, Route, Work};
 
 use crate::harness::*;
@@ -200,14 +200,13 @@ pub fn ok_cpu_yield_shares_the_reactor(binary: &str) {
 /// `event_interval`, 61), tasks that yield by waking themselves at once keep the thread
 /// busy with each other: a `/ping` into the burst waits for many slices, well past half a
 /// unit of work. The same server started as its `event_interval` variant (1 on compio, 2 on
-/// ntex: `demo_contract::variant::EVENT_INTERVAL_VARIANTS`) polls io_uring after every task
+/// ntex: the variant its `stack.toml` tags `cpu-yield`) polls io_uring after every task
 /// or two, and the ping gets in.
 pub fn ok_cpu_yield_waits_for_the_event_interval(binary: &str) {
     let path = Route::OkCpuYield.path();
     let server = server_name(binary);
-    let variant = EVENT_INTERVAL_VARIANTS
-        .iter()
-        .find(|variant| variant.server == server)
+    let variant = variant::of_server(server)
+        .find(|variant| variant.runs_in(runs_in::CPU_YIELD))
         .unwrap_or_else(|| panic!("no event_interval variant for {server}"));
     let stock = cpu_burst(binary, path);
     assert!(

@@ -10,7 +10,7 @@ use std::path::Path;
 use burst_meter::http::Endpoint;
 use burst_meter::target;
 use demo_contract::CURRENT_THREAD_PANIC;
-use demo_contract::variant::{self, TOKIO_LIFO_SLOT_OFF};
+use demo_contract::variant::{self, runs_in};
 use demo_contract::{Joined, Pong, Route, Spawned};
 
 use crate::harness::*;
@@ -104,9 +104,12 @@ pub fn the_task_spawned_before_a_block_waits_in_the_lifo_slot(binary: &str) {
         assert!(held.spawned_ran_ms >= held.work.slept_ms as f64, "{held:?}");
     });
     let server = server_name(binary);
-    if !variant::of_server(server).any(|variant| *variant == TOKIO_LIFO_SLOT_OFF) {
+    // The flip of tokio's own answers: its LIFO slot off.
+    let Some(lifo_slot_off) = variant::of_server(server)
+        .find(|variant| variant.runs_in(runs_in::TOKIO) && variant.name == "lifo-slot-off")
+    else {
         return;
-    }
+    };
     let unstable = target::unstable_bin_dir(Path::new(binary).parent().unwrap()).join(server);
     assert!(
         unstable.is_file(),
@@ -114,7 +117,7 @@ pub fn the_task_spawned_before_a_block_waits_in_the_lifo_slot(binary: &str) {
         unstable.display()
     );
     block_on(async {
-        let [flag, name] = TOKIO_LIFO_SLOT_OFF.args();
+        let [flag, name] = lifo_slot_off.args();
         let args = ["--threads", "2", flag, name];
         let server = start(unstable.to_str().expect("a UTF-8 path"), &args).await;
         let free = spawned(server.endpoint()).await;
@@ -125,7 +128,7 @@ pub fn the_task_spawned_before_a_block_waits_in_the_lifo_slot(binary: &str) {
 
 /// `args` with the server's `multi-thread` variant: one `multi_thread` worker.
 fn multi_thread<'a>(args: &[&'a str]) -> Vec<&'a str> {
-    let mut all = vec![variant::FLAG, "multi-thread"];
+    let mut all = vec![variant::FLAG, variant::MULTI_THREAD];
     all.extend_from_slice(args);
     all
 }

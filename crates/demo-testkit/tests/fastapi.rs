@@ -26,7 +26,7 @@
 
 use std::path::PathBuf;
 
-use burst_meter::target::{self, REFERENCES};
+use burst_meter::target::{self, references};
 
 /// What these checks miss where `scripts/test.sh` found no python3 with venv.
 const NO_PYTHON: &str = "no python3 with venv for the FastAPI reference app";
@@ -63,7 +63,7 @@ macro_rules! reference_checks {
                 if skipped(stringify!($check)) {
                     return;
                 }
-                for name in REFERENCES {
+                for &name in references() {
                     demo_testkit::$check(&reference(name));
                 }
             }

@@ -68,6 +68,38 @@ pub struct Stack {
     /// it (blocking-check reads the routes from here).
     #[serde(default)]
     pub handlers: BTreeMap<String, String>,
+    /// Whether the README's glance figure, a few stacks cut from the full timeline, shows it
+    /// (for the reference app: on its last event loop).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub glance: bool,
+    /// The server's variants (`--variant NAME`), in the order the experiments run them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantOf>,
+    /// The reference app's event loops: one target each, named `{name}-{loop}` (a script of
+    /// that name in its `bin/`). Empty for a stack of the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<String>,
+}
+
+/// One variant as its stack describes it: the server started with `--variant NAME` differs
+/// from its stock self in one arrangement, so that an experiment can tell that arrangement's
+/// effect apart from everything else about the stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantOf {
+    /// Its name on the server's command line.
+    pub name: String,
+    /// What it changes, in a few words: the results name it `{stack} ({label})`.
+    pub label: String,
+    /// Whether it runs at any `--threads`; most change one arrangement of a one-thread
+    /// server, and need `--threads 1`.
+    #[serde(default)]
+    pub any_threads: bool,
+    /// The experiments that start it, by their tags (docs/add-your-stack.md lists them).
+    #[serde(default)]
+    pub runs_in: Vec<String>,
+    /// What it changes, in a sentence, for `--help` and the results.
+    pub about: String,
 }
 
 /// The system call its reactor threads wait on for readiness or completion.
@@ -178,6 +210,13 @@ impl Stack {
     pub fn reuse_port(&self) -> bool {
         self.placement == Placement::ReusePort
     }
+
+    /// The reference app's targets, one per event loop ([`Stack::loops`]).
+    pub fn targets(&self) -> Vec<String> {
+        (self.loops.iter())
+            .map(|event_loop| format!("{}-{event_loop}", self.name))
+            .collect()
+    }
 }
 
 /// The workspace these descriptions are read from: where this crate was built.
@@ -273,6 +312,30 @@ pub fn reference() -> Result<Stack, Error> {
     read_one(&workspace().join("reference/fastapi").join(FILE))
 }
 
+static REFERENCE_TARGETS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let reference = reference().unwrap_or_else(|error| panic!("the reference: {error}"));
+    (reference.targets().into_iter())
+        .map(|name| &*Box::leak(name.into_boxed_str()))
+        .collect()
+});
+
+/// The reference app's targets, one per event loop, in its description's order.
+pub fn reference_targets() -> &'static [&'static str] {
+    &REFERENCE_TARGETS
+}
+
+/// The targets of the README's glance figure: the stacks whose descriptions say so, in their
+/// order, then the reference app on its last event loop if its description says so.
+pub fn glance() -> Vec<&'static str> {
+    let stacks = all().iter().filter(|stack| stack.glance);
+    let reference = reference().is_ok_and(|reference| reference.glance);
+    let last_loop = reference_targets().last().copied().filter(|_| reference);
+    stacks
+        .map(|stack| stack.name.as_str())
+        .chain(last_loop)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,6 +380,8 @@ mod tests {
         // Every field, as a description written out in full has them, the optional ones given.
         let mut full = all()[0].clone();
         full.listen_backlog.get_or_insert(1024);
+        full.glance = true;
+        full.loops.push("asyncio".to_owned());
         let written = toml::to_string(&full).unwrap();
         let table: toml::Table = toml::from_str(&written).unwrap();
         let mut fields: Vec<&str> = table.keys().map(String::as_str).collect();

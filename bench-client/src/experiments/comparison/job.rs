@@ -1,8 +1,6 @@
 //! The comparison's runs in the main job: the original experiment, and the variations that
 //! are the same experiment with other parameters.
 
-use demo_contract::variant::{self, Variant};
-
 use super::views::readme::README;
 use crate::experiments::{JobRun, SHORT_SLEEP_MS, job_run};
 
@@ -10,6 +8,9 @@ use crate::experiments::{JobRun, SHORT_SLEEP_MS, job_run};
 /// query at its start to take this long, and sized to 150 ms some came out under the 100 ms
 /// stall limit (on async-std, ten queries of 85 ms that the detector did not see).
 const HIDDEN_SLEEP_MS: &str = "200";
+
+/// The stack whose runtime's own pool is one thread: glommio's, which the server sizes up.
+const GLOMMIO: &str = "demo-hyper-glommio";
 
 /// In the main job's order.
 pub const RUNS: [JobRun; 13] = [
@@ -101,7 +102,7 @@ pub const RUNS: [JobRun; 13] = [
         "glommio's pool at its default size (results/glommio/one-pool-thread/)",
         &[
             "--servers",
-            variant::GLOMMIO_STALL_DETECTOR.server,
+            GLOMMIO,
             "--blocking-threads",
             "1",
             "--routes",
@@ -114,37 +115,27 @@ pub const RUNS: [JobRun; 13] = [
     ),
 ];
 
-/// monoio's three ways to run `spawn_blocking`, side by side on demo-hyper-monoio at one
-/// thread and two: the server's pool (stock), and each of `MONOIO_VARIANTS`.
-const MONOIO_POOL: [&str; 10] = [
-    "--servers",
-    variant::MONOIO_NO_POOL.server,
-    "--routes",
-    MONOIO_ROUTES,
-    "--threads",
-    "1,2",
-    "--sleep-ms",
-    SHORT_SLEEP_MS,
-    "--out",
-    "results/monoio/pool",
-];
-const MONOIO_NO_POOL: [&str; 12] = monoio(variant::MONOIO_NO_POOL, "results/monoio/no-pool");
-const MONOIO_EXECUTE_LOCAL: [&str; 12] = monoio(
-    variant::MONOIO_EXECUTE_LOCAL,
+/// monoio's three ways to run `spawn_blocking`, side by side at one thread and two: the
+/// server's pool (stock), and each variant its description tags `pool`.
+const MONOIO_POOL: [&str; 10] = pool(&["--servers", POOL_STACKS], "results/monoio/pool");
+const MONOIO_NO_POOL: [&str; 10] = pool(&["--variant", "no-pool"], "results/monoio/no-pool");
+const MONOIO_EXECUTE_LOCAL: [&str; 10] = pool(
+    &["--variant", "execute-local"],
     "results/monoio/execute-local",
 );
+
+/// The stacks whose descriptions have variants of their blocking pool.
+const POOL_STACKS: &str = "runs-in:pool";
 
 /// The routes of monoio's side by side, and of glommio's pool at one thread (glommio's
 /// default): the comparison's.
 const MONOIO_ROUTES: &str = "/bad,/ok-blocking,/ok-await";
 
-/// [`MONOIO_POOL`]'s run, on demo-hyper-monoio started as `variant`.
-const fn monoio(variant: Variant, out: &'static str) -> [&'static str; 12] {
+/// The side by side's run on the servers `which` chooses (`--servers` or `--variant`).
+const fn pool(which: &'static [&'static str; 2], out: &'static str) -> [&'static str; 10] {
     [
-        "--servers",
-        variant.server,
-        "--variant",
-        variant.name,
+        which[0],
+        which[1],
         "--routes",
         MONOIO_ROUTES,
         "--threads",

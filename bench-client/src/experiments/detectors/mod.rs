@@ -16,9 +16,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use demo_contract::variant::{
-    self, AXUM_TASK_MONITOR, GLOMMIO_STALL_DETECTOR, TOKIO_CONSOLE, TOKIO_POLL_HOOKS,
-};
+use demo_contract::variant::{self, runs_in};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -27,7 +25,7 @@ use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::progress::Stage;
 use burst_meter::environment::Environment;
 use burst_meter::session::{self, Event, Failure, Running};
-use burst_meter::target::{self, REFERENCES, Target, all_servers};
+use burst_meter::target::{self, Target, all_servers, references};
 
 mod args;
 mod claims;
@@ -129,15 +127,27 @@ pub const LISTEN_AFTER: Duration = Duration::from_millis(200);
 pub enum RunsOn {
     /// Every stack of the workspace ([`stacks::names`]): the server's own detector.
     EveryStack,
-    /// These servers, by name: a detector one runtime or app has.
-    Only(&'static [&'static str]),
+    /// The stacks whose description has the detector's variant, tagged `detectors`: a
+    /// detector of one runtime's or framework's ecosystem.
+    HavingVariant,
+    /// The reference app on each of its event loops.
+    References,
+    /// The reference app on the event loop named, where its description has it.
+    ReferenceOn(&'static str),
+    /// None: the cost's baseline, which runs where some detector does.
+    Nowhere,
 }
 
 impl RunsOn {
-    pub fn has(self, server: &str) -> bool {
+    /// Whether `detector` (whose `servers` this is) runs on `server`.
+    fn has(self, detector: &Detector, server: &str) -> bool {
         match self {
             RunsOn::EveryStack => stacks::names().contains(&server),
-            RunsOn::Only(servers) => servers.contains(&server),
+            RunsOn::HavingVariant => detector.described_by(server).is_some(),
+            RunsOn::References => references().contains(&server),
+            RunsOn::ReferenceOn(event_loop) => (server.strip_suffix(event_loop))
+                .is_some_and(|name| name.ends_with('-') && references().contains(&server)),
+            RunsOn::Nowhere => false,
         }
     }
 }
@@ -156,10 +166,35 @@ pub struct Detector {
     pub stall_ms: u64,
     /// Text in every line it reports, and in no other line the server prints.
     pub marker: &'static str,
-    /// How it works and where that is written, for the report.
-    pub about: &'static str,
+    /// How it works and where that is written, for the report; `None` where its variant's
+    /// description says it ([`Detector::about`]).
+    pub about: Option<&'static str>,
     /// Which build of the server it needs.
     pub build: Build,
+}
+
+impl Detector {
+    /// Whether it runs on `server`.
+    pub fn runs_on(&self, server: &str) -> bool {
+        self.servers.has(self, server)
+    }
+
+    /// Its variant as `server`'s description gives it, tagged `detectors`.
+    fn described_by(&self, server: &str) -> Option<&'static variant::Variant> {
+        let name = self.variant?;
+        variant::of_server(server).find(|v| v.name == name && v.runs_in(runs_in::DETECTORS))
+    }
+
+    /// How it works and where that is written: its own words, or its variant's.
+    pub fn about(&self) -> &'static str {
+        let described = || {
+            let mut variants = variant::running_in(runs_in::DETECTORS);
+            variants.find(|v| Some(v.name) == self.variant)
+        };
+        (self.about)
+            .or_else(|| described().map(|variant| variant.about))
+            .unwrap_or_default()
+    }
 }
 
 /// Which build of a server a detector runs on.
@@ -184,96 +219,108 @@ pub const DETECTORS: [Detector; 9] = [
         variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "reactor thread",
-        about: "this project's crate: a timer around every poll of each request future, and a \
+        about: Some(
+            "this project's crate: a timer around every poll of each request future, and a \
                 watchdog thread that scans the polls running every half threshold \
                 (crates/reactor-watch)",
+        ),
         build: Build::Stock,
     },
     Detector {
         name: "tokio-metrics TaskMonitor",
-        servers: RunsOn::Only(&[AXUM_TASK_MONITOR.server]),
-        variant: Some(AXUM_TASK_MONITOR.name),
+        servers: RunsOn::HavingVariant,
+        variant: Some("task-monitor"),
         stall_ms: 0,
         marker: "tokio-metrics TaskMonitor:",
-        about: AXUM_TASK_MONITOR.about,
+        about: None,
         build: Build::Stock,
     },
     Detector {
         name: "tokio poll hooks",
-        servers: RunsOn::Only(&[TOKIO_POLL_HOOKS.server]),
-        variant: Some(TOKIO_POLL_HOOKS.name),
+        servers: RunsOn::HavingVariant,
+        variant: Some("poll-hooks"),
         stall_ms: 0,
         marker: "tokio poll hooks:",
-        about: TOKIO_POLL_HOOKS.about,
+        about: None,
         build: Build::TokioUnstable,
     },
     Detector {
         name: "tokio-console never-yielded",
-        servers: RunsOn::Only(&[TOKIO_CONSOLE.server]),
-        variant: Some(TOKIO_CONSOLE.name),
+        servers: RunsOn::HavingVariant,
+        variant: Some("console"),
         stall_ms: 0,
         marker: r#"{"event":"warning","lint":"never-yielded""#,
-        about: "console-subscriber 0.5 on the server (a build with --cfg tokio_unstable, its \
+        about: Some(
+            "console-subscriber 0.5 on the server (a build with --cfg tokio_unstable, its \
                 defaults: an update every second), its stream read by console-probe \
                 (crates/console-probe) through console-api as the console's UI reads it, the \
                 UI's warnings worked out as the UI works them out (tokio-console/src/warnings.rs); \
                 a report is the one warning about a task holding its thread, never-yielded: a \
                 task running now, polled at most once, busy for 1 s or more",
+        ),
         build: Build::TokioUnstable,
     },
     Detector {
         name: "tokio-console task list",
-        servers: RunsOn::Only(&[TOKIO_CONSOLE.server]),
-        variant: Some(TOKIO_CONSOLE.name),
+        servers: RunsOn::HavingVariant,
+        variant: Some("console"),
         stall_ms: 0,
         marker: r#"{"event":"poll""#,
-        about: "the same stream read for what the console's task list shows, not a warning: \
+        about: Some(
+            "the same stream read for what the console's task list shows, not a warning: \
                 a task whose poll, at an update, has been running for 100 ms or more (its \
                 state and busy time), or whose last poll, ended, lasted that long; an update \
                 carries each task's last poll only, so a poll is seen if an update comes while \
                 it runs or before the task's next poll",
+        ),
         build: Build::TokioUnstable,
     },
     Detector {
         name: "glommio stall detector",
-        servers: RunsOn::Only(&[GLOMMIO_STALL_DETECTOR.server]),
-        variant: Some(GLOMMIO_STALL_DETECTOR.name),
+        servers: RunsOn::HavingVariant,
+        variant: Some("stall-detector"),
         stall_ms: 0,
         marker: "[stall-detector -- executor",
-        about: GLOMMIO_STALL_DETECTOR.about,
+        about: None,
         build: Build::Stock,
     },
     Detector {
         name: "asyncio debug mode",
-        servers: RunsOn::Only(&[REFERENCES[0]]),
+        servers: RunsOn::ReferenceOn("asyncio"),
         variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "Executing ",
-        about: "loop.set_debug(True) and slow_callback_duration = 0.1: the loop times each \
+        about: Some(
+            "loop.set_debug(True) and slow_callback_duration = 0.1: the loop times each \
                 callback or task step and logs the slow ones after they return \
                 (Lib/asyncio/base_events.py, _run_once)",
+        ),
         build: Build::Stock,
     },
     Detector {
         name: "uvloop debug mode",
-        servers: RunsOn::Only(&[REFERENCES[1]]),
+        servers: RunsOn::ReferenceOn("uvloop"),
         variant: None,
         stall_ms: THRESHOLD_MS,
         marker: "Executing ",
-        about: "the same switches on uvloop, which logs slow callbacks in the same words \
+        about: Some(
+            "the same switches on uvloop, which logs slow callbacks in the same words \
                 (uvloop/cbhandles.pyx)",
+        ),
         build: Build::Stock,
     },
     Detector {
         name: "pyleak no_event_loop_blocking",
-        servers: RunsOn::Only(&REFERENCES),
+        servers: RunsOn::References,
         variant: Some(PYLEAK_VARIANT),
         stall_ms: 0,
         marker: "Event loop blocked for",
-        about: "pyleak 0.2.0 around the server's life (threshold 0.1 s): a thread schedules a \
+        about: Some(
+            "pyleak 0.2.0 around the server's life (threshold 0.1 s): a thread schedules a \
                 callback on the loop and logs a block when the loop has not run it in time, \
                 while the loop is still held; a block with the same stack as the last is \
                 merged into it (pyleak/eventloop.py, _monitor_loop, _add_block)",
+        ),
         build: Build::Stock,
     },
 ];
@@ -282,11 +329,11 @@ pub const DETECTORS: [Detector; 9] = [
 /// no variant.
 pub const BASELINE: Detector = Detector {
     name: "none",
-    servers: RunsOn::Only(&[]),
+    servers: RunsOn::Nowhere,
     variant: None,
     stall_ms: 0,
     marker: "",
-    about: "the stack with no detector: the cost's baseline",
+    about: Some("the stack with no detector: the cost's baseline"),
     build: Build::Stock,
 };
 
@@ -302,7 +349,7 @@ pub struct DetectorRun {
 /// Each of `targets` that some detector runs on with none, for the cost's baseline, then every
 /// detector on each of `targets` it runs on, in the order of [`DETECTORS`].
 pub fn runs(targets: &[Target]) -> Vec<DetectorRun> {
-    let watched = |target: &&Target| DETECTORS.iter().any(|d| d.servers.has(target.label()));
+    let watched = |target: &&Target| DETECTORS.iter().any(|d| d.runs_on(target.label()));
     let mut runs: Vec<DetectorRun> = (targets.iter().filter(watched))
         .map(|target| DetectorRun {
             detector: BASELINE,
@@ -311,7 +358,7 @@ pub fn runs(targets: &[Target]) -> Vec<DetectorRun> {
         })
         .collect();
     for detector in DETECTORS {
-        for target in targets.iter().filter(|t| detector.servers.has(t.label())) {
+        for target in targets.iter().filter(|t| detector.runs_on(t.label())) {
             let stack = target.label().to_owned();
             let target = as_variant(detector, target.clone());
             runs.push(DetectorRun {

@@ -194,7 +194,7 @@ fn samples(report: &DetectorsReport) -> String {
 fn about() -> String {
     let mut out = String::from("## How each one works\n\n");
     for detector in DETECTORS {
-        let _ = writeln!(out, "- **{}**: {}.", detector.name, detector.about);
+        let _ = writeln!(out, "- **{}**: {}.", detector.name, detector.about());
     }
     out.push('\n');
     out

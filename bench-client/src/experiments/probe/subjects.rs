@@ -190,11 +190,14 @@ pub fn own_check(folders: &Folders) -> Vec<Subject> {
         })
         .collect();
     subjects.extend(as_shipped(&folders.reference_dir));
-    let fastapi = one_thread(Target::reference("fastapi-asyncio", &folders.reference_dir));
-    subjects.push(demo(
-        fastapi,
-        &[Route::Bad, Route::OkBlocking, Route::OkAwait],
-    ));
+    // The reference app on its first event loop, the original's.
+    if let Some(name) = burst_meter::target::references().first() {
+        let fastapi = one_thread(Target::reference(name, &folders.reference_dir));
+        subjects.push(demo(
+            fastapi,
+            &[Route::Bad, Route::OkBlocking, Route::OkAwait],
+        ));
+    }
     for server in stacks::names() {
         let target = one_thread(Target::server(server, &folders.bin_dir));
         let mut routes = vec![Route::Bad, Route::OkBlocking, Route::OkAwait];
@@ -215,7 +218,11 @@ pub fn own_check(folders: &Folders) -> Vec<Subject> {
 fn demo(target: Target, routes: &[Route]) -> Subject {
     let path = |route: Route| match (&target, route) {
         // The FastAPI app serves its threadpool route at the original's path.
-        (Target::Spawn { name, .. }, Route::OkBlocking) if name.starts_with("fastapi") => "/ok-def",
+        (Target::Spawn { name, .. }, Route::OkBlocking)
+            if burst_meter::target::references().contains(&name.as_str()) =>
+        {
+            "/ok-def"
+        }
         _ => route.path(),
     };
     Subject {

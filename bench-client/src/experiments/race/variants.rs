@@ -3,9 +3,7 @@
 
 use std::path::Path;
 
-use demo_contract::variant::{
-    ACTIX_KEEP_ALIVE_60S, ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1, Variant,
-};
+use demo_contract::variant::{self, Variant, runs_in};
 use serde::{Deserialize, Serialize};
 
 use burst_meter::burst::Connect;
@@ -17,7 +15,9 @@ use super::{RacePlan, Tally, Trial, defaults, tally};
 /// the one thing it changes flips the outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VariantTest {
-    pub variant: Variant,
+    /// The variant's name, as the stack that describes it for the race (`runs_in` `race`)
+    /// names it.
+    pub variant: &'static str,
     pub sleep_ms: u64,
     pub connect: Connect,
     /// Trials per server; `None`: the race's own count.
@@ -29,7 +29,7 @@ pub struct VariantTest {
 /// Every variant's test, in the order they run.
 pub const VARIANT_TESTS: [VariantTest; 3] = [
     VariantTest {
-        variant: ACTIX_REQUEST_TIMEOUT_OFF,
+        variant: "request-timeout-off",
         sleep_ms: 500,
         connect: Connect::Before,
         trials: Some(3),
@@ -38,7 +38,7 @@ pub const VARIANT_TESTS: [VariantTest; 3] = [
                 runs out early; with client_request_timeout off there is no deadline",
     },
     VariantTest {
-        variant: ACTIX_KEEP_ALIVE_60S,
+        variant: "keep-alive-60s",
         sleep_ms: 500,
         connect: Connect::Before,
         trials: Some(3),
@@ -47,7 +47,7 @@ pub const VARIANT_TESTS: [VariantTest; 3] = [
                 blocked for 5 s and the next ping waits unread; kept 60 s, it is not",
     },
     VariantTest {
-        variant: TOKIO_EVENT_INTERVAL_1,
+        variant: "event-interval-1",
         sleep_ms: defaults::SLEEP_MS,
         connect: Connect::During,
         trials: None,
@@ -57,6 +57,11 @@ pub const VARIANT_TESTS: [VariantTest; 3] = [
 ];
 
 impl VariantTest {
+    /// Its variant, as the stack's description gives it.
+    pub fn described(&self) -> Option<&'static Variant> {
+        variant::in_experiment(runs_in::RACE, self.variant)
+    }
+
     /// The race's plan narrowed to this test's condition.
     pub fn plan(&self, race: &RacePlan) -> RacePlan {
         RacePlan {
@@ -74,6 +79,7 @@ impl VariantTest {
 #[derive(Debug, Clone)]
 pub struct VariantRun {
     pub test: VariantTest,
+    pub variant: &'static Variant,
     pub targets: [Target; 2],
 }
 
@@ -82,10 +88,12 @@ pub struct VariantRun {
 pub fn variant_runs(targets: &[Target], bin_dir: &Path) -> Vec<VariantRun> {
     (VARIANT_TESTS.iter())
         .filter_map(|test| {
-            let stock = targets.iter().find(|t| t.label() == test.variant.server)?;
+            let variant = test.described()?;
+            let stock = targets.iter().find(|t| t.label() == variant.server)?;
             Some(VariantRun {
                 test: *test,
-                targets: [stock.clone(), Target::variant(&test.variant, bin_dir)],
+                variant,
+                targets: [stock.clone(), Target::variant(variant, bin_dir)],
             })
         })
         .collect()
@@ -106,8 +114,8 @@ pub struct VariantReport {
 impl VariantRun {
     pub(super) fn report(&self, trials: &[Trial]) -> VariantReport {
         VariantReport {
-            server: self.test.variant.server.to_owned(),
-            variant: self.test.variant.label.to_owned(),
+            server: self.variant.server.to_owned(),
+            variant: self.variant.label.to_owned(),
             tests: self.test.tests.to_owned(),
             sleep_ms: self.test.sleep_ms,
             connect: self.test.connect,

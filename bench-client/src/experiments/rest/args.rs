@@ -7,9 +7,8 @@ use clap::builder::RangedU64ValueParser;
 use super::RestPlan;
 use crate::experiments::flags::ServerArgs;
 
-/// At rest: a lone /ping on each demo server (and, by default, the variants of
-/// demo-hyper-tokio and demo-hyper-smol that move the reactor to another thread or off
-/// it) at pauses of 0, 1, 5, 10 and 50 ms (both probes), and each server thread's wake-ups
+/// At rest: a lone /ping on each demo server (and, by default, the variants the stacks'
+/// descriptions tag `rest`, which move the reactor to another thread or off it) at pauses of 0, 1, 5, 10 and 50 ms (both probes), and each server thread's wake-ups
 /// per request
 #[derive(Debug, clap::Args)]
 pub struct RestArgs {

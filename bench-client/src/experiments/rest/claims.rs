@@ -1,6 +1,6 @@
 //! What the pages say the runs at rest showed ([`crate::experiments::claims`]).
 
-use demo_contract::variant::{SMOL_EXECUTOR_ON_MAIN, TOKIO_REACTOR_ON_WORKER};
+use demo_contract::variant::{self, Variant, runs_in};
 
 use super::{RestPoint, RestReport};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
@@ -66,8 +66,9 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         kind: Kind::Observed,
         holds: |rest| {
             for pause in &rest.plan.pauses_ms {
-                let stock = p50s(rest, *pause, &["demo-hyper-tokio"])?[0];
-                let hop = p50s(rest, *pause, &[TOKIO_REACTOR_ON_WORKER.label])?[0];
+                let variant = at_rest("reactor-on-worker")?;
+                let stock = p50s(rest, *pause, &[variant.server])?[0];
+                let hop = p50s(rest, *pause, &[variant.label])?[0];
                 expect(hop > stock, || {
                     format!("at {pause} ms: {hop:.3} ms with the hop, {stock:.3} ms without")
                 })?;
@@ -172,7 +173,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
             let slowest = p50s(rest, pause, &on_runtimes(rest, TOKIO)?)?
                 .into_iter()
                 .fold(f64::MIN, f64::max);
-            let smol = p50s(rest, pause, &[SMOL_EXECUTOR_ON_MAIN.label])?[0];
+            let smol = p50s(rest, pause, &[at_rest("executor-on-main")?.label])?[0];
             expect(smol > slowest, || {
                 format!("at {pause} ms: {smol:.3} ms, tokio's slowest {slowest:.3} ms")
             })
@@ -207,6 +208,12 @@ const ASYNC_IO: &[&str] = &["async-std", "smol"];
 
 /// The run's stock stacks that run on one of `runtimes` (each stack's `runtime_name`): at
 /// least one, else the run lacks them.
+/// The at-rest variant `name`, as the stack that describes it for this experiment gives it.
+fn at_rest(name: &str) -> Result<&'static Variant, Shortfall> {
+    let described = variant::in_experiment(runs_in::REST, name);
+    described.ok_or_else(|| Shortfall::Lacks(format!("no stack describes an at-rest {name}")))
+}
+
 fn on_runtimes<'a>(rest: &'a RestReport, runtimes: &[&str]) -> Result<Vec<&'a str>, Shortfall> {
     let on = |target: &&str| {
         stacks::named(target).is_some_and(|stack| runtimes.contains(&stack.runtime_name()))

@@ -8,7 +8,7 @@ use crate::experiments::rest::{RestPoint, RestReport};
 use crate::report::View;
 use crate::report::sections::{failures, heading};
 use crate::report::text::{cell, cpu_cells, kernel_note, whole, with_failed};
-use demo_contract::variant::{VARIANTS, Variant};
+use demo_contract::variant::{self, Variant, runs_in};
 
 /// The latency table's header.
 const TABLE_HEADER: &str = "| stack | pause ms | closed loop: pings | p50 µs | p90 | p99 \
@@ -96,7 +96,9 @@ fn micros(ms: Option<f64>) -> String {
 /// What each variant measured changes, and how it was started.
 fn variants(rest: &RestReport) -> String {
     let measured = |variant: &&Variant| rest.points.iter().any(|p| p.target == variant.label);
-    let variants: Vec<&Variant> = VARIANTS.iter().filter(measured).collect();
+    let variants: Vec<&Variant> = variant::running_in(runs_in::REST)
+        .filter(measured)
+        .collect();
     if variants.is_empty() {
         return String::new();
     }

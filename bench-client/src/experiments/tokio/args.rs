@@ -7,11 +7,11 @@ use clap::builder::RangedU64ValueParser;
 use super::{TokioPlan, defaults};
 use crate::experiments::flags::{ServerArgs, sleep_ms, threads};
 
-/// tokio's own answers: on demo-axum and demo-hyper-tokio, /ok-block-in-place and
+/// tokio's own answers: on the stacks that serve tokio's own routes, /ok-block-in-place and
 /// /join-block-in-place on current_thread (a 500 each); the timer joined beside a sleep under
 /// block_in_place against spawn_blocking, at 2 workers; and the task spawned just before a
-/// block (/bad-after-spawn) on demo-hyper-tokio built with --cfg tokio_unstable, stock
-/// against its LIFO slot off, at each worker count
+/// block (/bad-after-spawn) on the stack whose description has the LIFO slot off, built with
+/// --cfg tokio_unstable, stock against that variant, at each worker count
 #[derive(Debug, clap::Args)]
 pub struct TokioArgs {
     #[command(flatten)]

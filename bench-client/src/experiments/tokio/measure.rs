@@ -1,6 +1,5 @@
 //! What each step of tokio's own answers asks the running server, and what it answered.
 
-use demo_contract::variant::TOKIO_LIFO_SLOT_OFF;
 use demo_contract::{Joined, Route, Spawned};
 
 use super::{GAP, JoinTrial, Measured, Refusal, SpawnTrial, TokioPlan, TokioStep};
@@ -75,7 +74,7 @@ async fn spawns(running: &Running, plan: &TokioPlan) -> Result<Vec<SpawnTrial>, 
             .map_err(|e| failed(running, route, e.to_string()))?;
         spawns.push(SpawnTrial {
             target: target.clone(),
-            lifo_slot: *target != TOKIO_LIFO_SLOT_OFF.label,
+            lifo_slot: *target != super::lifo_slot_off().label,
             workers: running.threads,
             slept_ms: spawned.work.slept_ms,
             spawned_ran_ms: spawned.spawned_ran_ms,

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use demo_contract::Route;
-use demo_contract::variant::{TOKIO_LIFO_SLOT_OFF, multi_thread_variants};
+use demo_contract::variant::{self, MULTI_THREAD, Variant, runs_in};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -110,10 +110,19 @@ impl Experiment for Tokio {
 /// The tokio servers: the ones with a `multi-thread` variant, the runtime `block_in_place`
 /// needs (those whose description serves tokio's own routes).
 pub fn servers() -> Vec<&'static str> {
-    multi_thread_variants()
-        .iter()
+    (variant::every())
+        .filter(|variant| variant.name == MULTI_THREAD)
         .map(|variant| variant.server)
         .collect()
+}
+
+/// The flip of the LIFO slot's trials: the variant a stack's description tags `tokio`, the
+/// slot turned off.
+pub fn lifo_slot_off() -> &'static Variant {
+    let mut flips = variant::running_in(runs_in::TOKIO);
+    flips
+        .next()
+        .expect("a stack.toml describes tokio's LIFO slot off (a variant with runs_in tokio)")
 }
 
 /// The experiment's defaults.
@@ -156,15 +165,16 @@ pub struct TokioTargets {
 }
 
 /// The LIFO slot's settings: demo-hyper-tokio built with `--cfg tokio_unstable` (`scripts/run.sh`
-/// builds it), stock and as [`TOKIO_LIFO_SLOT_OFF`], so that the slot is the one difference.
+/// builds it), stock and as [`lifo_slot_off`], so that the slot is the one difference.
 pub fn lifo_targets(bin_dir: &Path) -> [Target; 2] {
     let unstable = target::unstable_bin_dir(bin_dir);
-    let server = TOKIO_LIFO_SLOT_OFF.server;
+    let flip = lifo_slot_off();
+    let server = flip.server;
     let stock = Target::Spawn {
         name: format!("{server} (LIFO slot on)"),
         launcher: Launcher::program(unstable.join(server)),
     };
-    [stock, Target::variant(&TOKIO_LIFO_SLOT_OFF, &unstable)]
+    [stock, Target::variant(flip, &unstable)]
 }
 
 /// One part of the experiment, run on each server of its schedule.

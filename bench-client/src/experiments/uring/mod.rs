@@ -1,7 +1,7 @@
 //! Where io_uring differs: on the two io_uring stacks a blocked reactor holds back answers it
 //! has already computed, and a ping sent just before a burst, though served first, may be
 //! answered only after it. Each setting is a server, stock or started as variants that change
-//! one mechanism each ([`SETTINGS`]); each runs `trials` bursts of `/bad` on connections already
+//! one mechanism each ([`settings`]); each runs `trials` bursts of `/bad` on connections already
 //! open ([`trial`]), with no ping (are the answers held?), then with a ping leading the burst
 //! by each of `leads` (on the settings that run them: is the ping served first, and is its
 //! answer held?).
@@ -16,11 +16,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use demo_contract::Route;
-use demo_contract::variant::{
-    COMPIO_EPOLL, COMPIO_EVENT_INTERVAL_1, COMPIO_SQPOLL, NTEX_DIRECT_WRITE, NTEX_EPOLL,
-    NTEX_EVENT_INTERVAL_2, Variant,
-};
+use demo_contract::variant::{self, Variant, runs_in};
 use serde::{Deserialize, Serialize};
+use stacks::Driver;
 
 use crate::Error;
 use crate::experiments::claims::Claim;
@@ -134,68 +132,54 @@ const BAD: WorkPath = WorkPath::canonical(Route::Bad);
 /// The pause between two trials on one server, for it to close the last trial's connections.
 const BETWEEN_TRIALS: Duration = Duration::from_millis(50);
 
-/// A server as the experiment runs it: stock, or started as `variants`.
+/// A server as the experiment runs it: stock, or started as one of its variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
     pub server: &'static str,
-    pub variants: &'static [Variant],
+    pub variant: Option<&'static Variant>,
     /// Whether it runs the order-of-service trials too.
     pub order: bool,
 }
 
-/// Every setting, in the order they run: each io_uring server stock, then as each variant
-/// alone, and on ntex as the two that free its answers only together.
-pub const SETTINGS: [Setting; 11] = [
-    Setting::of("demo-axum-compio", &[], true),
-    Setting::of("demo-axum-compio", &[COMPIO_EPOLL], true),
-    Setting::of("demo-axum-compio", &[COMPIO_SQPOLL], true),
-    Setting::of("demo-axum-compio", &[COMPIO_EVENT_INTERVAL_1], true),
-    Setting::of("demo-ntex", &[], true),
-    Setting::of("demo-ntex", &[NTEX_EPOLL], false),
-    Setting::of("demo-ntex", &[NTEX_DIRECT_WRITE], false),
-    Setting::of("demo-ntex", &[NTEX_EPOLL, NTEX_DIRECT_WRITE], true),
-    Setting::of("demo-ntex", &[NTEX_EVENT_INTERVAL_2], false),
-    Setting::of("demo-hyper-glommio", &[], true),
-    Setting::of("demo-hyper-monoio", &[], true),
-];
+/// Every setting, in the order they run: each io_uring stack stock, then as each of its
+/// variants tagged `uring` (bursts only) or `uring-order` (the ping's trials too), in its
+/// description's order.
+pub fn settings() -> Vec<Setting> {
+    let of = |stack: &'static stacks::Stack| {
+        let variants = variant::of_server(&stack.name).filter_map(|variant| {
+            let order = variant.runs_in(runs_in::URING_ORDER);
+            (order || variant.runs_in(runs_in::URING)).then_some((Some(variant), order))
+        });
+        (std::iter::once((None, true)).chain(variants)).map(|(variant, order)| Setting {
+            server: stack.name.as_str(),
+            variant,
+            order,
+        })
+    };
+    stacks::of(Driver::IoUring).flat_map(of).collect()
+}
 
 impl Setting {
-    const fn of(server: &'static str, variants: &'static [Variant], order: bool) -> Setting {
-        Setting {
-            server,
-            variants,
-            order,
-        }
-    }
-
-    /// The server's name, with what each variant changes in brackets (the variants' own
-    /// words).
+    /// The server's name, with what its variant changes in brackets.
     pub fn label(&self) -> String {
-        let changes: Vec<&str> = (self.variants.iter())
-            .map(|variant| {
-                let inner = variant
-                    .label
-                    .split_once(" (")
-                    .map_or(variant.label, |(_, rest)| rest);
-                inner.trim_end_matches(')')
-            })
-            .collect();
-        match changes.is_empty() {
-            true => self.server.to_owned(),
-            false => format!("{} ({})", self.server, changes.join(" + ")),
-        }
+        self.variant.map_or_else(
+            || self.server.to_owned(),
+            |variant| variant.label.to_owned(),
+        )
     }
 
-    /// The server in `bin_dir`, started as each of its variants, at one reactor thread.
+    /// The server in `bin_dir`, started as its variant, at one reactor thread.
     pub fn target(&self, bin_dir: &Path) -> Target {
-        let variants: Vec<&Variant> = self.variants.iter().collect();
-        Target::variants(&self.label(), self.server, &variants, bin_dir)
+        match self.variant {
+            Some(variant) => Target::variant(variant, bin_dir),
+            None => Target::server(self.server, bin_dir),
+        }
     }
 }
 
-/// The settings of `servers`, in [`SETTINGS`]' order.
+/// The settings of `servers`, in [`settings`]' order.
 pub fn settings_of(servers: &[&str]) -> Vec<Setting> {
-    (SETTINGS.iter().copied())
+    (settings().into_iter())
         .filter(|setting| servers.contains(&setting.server))
         .collect()
 }
@@ -343,7 +327,7 @@ fn record(setting: &Setting) -> SettingRecord {
     SettingRecord {
         label: setting.label(),
         server: setting.server.to_owned(),
-        variants: (setting.variants.iter())
+        variants: (setting.variant.iter())
             .map(|variant| (variant.args().join(" "), variant.about.to_owned()))
             .collect(),
     }

@@ -75,12 +75,8 @@ fn cdf_label(case: &Case) -> String {
 /// The timeline figure's file name: every stack.
 pub const TIMELINE: &str = "timeline.svg";
 
-/// The cut timeline's file name: [`GLANCE`]'s stacks, for the README.
+/// The cut timeline's file name: the glance's stacks ([`stacks::glance`]), for the README.
 pub const TIMELINE_GLANCE: &str = "timeline-glance.svg";
-
-/// The stacks of the cut timeline: one Rust stack on epoll, the io_uring stack whose
-/// `/bad` answers differ from the others', and FastAPI on uvloop, the reader's own stack.
-pub const GLANCE: [&str; 3] = ["demo-axum", "demo-ntex", "fastapi-uvloop"];
 
 /// The cases at the first thread count that carry a timeline.
 fn timeline_cases(report: &Report) -> Vec<&Case> {
@@ -92,7 +88,8 @@ fn timeline_cases(report: &Report) -> Vec<&Case> {
 }
 
 /// The timeline figures, as (file name, SVG): every stack's, and, for the comparison the
-/// README stands on, the cut one of [`GLANCE`]'s stacks (when it has at least two of them).
+/// README stands on, the cut one of the stacks whose descriptions put them in the glance
+/// ([`stacks::glance`]; when it has at least two of them).
 /// None from results written before timelines were recorded.
 pub fn timelines(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
     let cases = timeline_cases(report);
@@ -115,7 +112,9 @@ pub fn timelines(report: &Report) -> Result<Vec<(String, String)>, PlotError> {
         TIMELINE.to_owned(),
         timeline(report, &cases, &targets, title)?,
     )];
-    let glance: Vec<&str> = GLANCE.into_iter().filter(|t| targets.contains(t)).collect();
+    let glance: Vec<&str> = (stacks::glance().into_iter())
+        .filter(|t| targets.contains(t))
+        .collect();
     if glance.len() >= 2 && super::readme::stands_for_readme(report) {
         let shown = glance.len();
         let title =

@@ -1,15 +1,13 @@
 //! What the pages say the race showed ([`crate::experiments::claims`]).
 
-use demo_contract::variant::{
-    ACTIX_KEEP_ALIVE_60S, ACTIX_REQUEST_TIMEOUT_OFF, TOKIO_EVENT_INTERVAL_1,
-};
+use demo_contract::variant::{self, runs_in};
 
 use super::arrival::PingAt;
 use super::{GotIn, RaceReport, Tally};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
 use crate::report::text::connect_text;
 use burst_meter::burst::Connect;
-use burst_meter::target::REFERENCES;
+use burst_meter::target::references;
 
 mod one_thread;
 mod per_core;
@@ -76,8 +74,9 @@ fn reuse_port_bursts_last_longest(race: &RaceReport) -> Result<(), Shortfall> {
     Ok(())
 }
 
-/// The stock server's tally and the variant `label`'s, from the variant's test.
-fn variant<'a>(race: &'a RaceReport, label: &str) -> Result<(&'a Tally, &'a Tally), Shortfall> {
+/// The stock server's tally and the race's variant `name`'s, from the variant's test.
+fn variant<'a>(race: &'a RaceReport, name: &str) -> Result<(&'a Tally, &'a Tally), Shortfall> {
+    let label = variant::in_experiment(runs_in::RACE, name).map_or(name, |v| v.label);
     let test = (race.variants.iter()).find(|test| test.variant == label);
     let tallies = test.map(|test| &test.tallies[..]);
     match tallies {
@@ -169,10 +168,7 @@ fn handled_after(
 /// The stacks the run was to measure: every Rust server, and the FastAPI apps at one reactor
 /// thread, the only count they run at.
 fn stacks(race: &RaceReport) -> Vec<&str> {
-    let fastapi = REFERENCES
-        .iter()
-        .copied()
-        .filter(|_| race.plan.threads == 1);
+    let fastapi = (references().iter().copied()).filter(|_| race.plan.threads == 1);
     race_stacks(race).into_iter().chain(fastapi).collect()
 }
 

@@ -109,7 +109,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         dir: RACE,
         kind: Kind::Observed,
         holds: |race| {
-            let (stock, variant) = variant(race, TOKIO_EVENT_INTERVAL_1.label)?;
+            let (stock, variant) = variant(race, "event-interval-1")?;
             let waited = |tally: &Tally| 2 * tally.waited_for_all > tally.trials - tally.failed;
             expect(waited(stock) && waited(variant), || {
                 format!("{}; {}", outcomes(stock), outcomes(variant))
@@ -121,7 +121,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         dir: RACE,
         kind: Kind::Observed,
         holds: |race| {
-            let (stock, variant) = variant(race, ACTIX_REQUEST_TIMEOUT_OFF.label)?;
+            let (stock, variant) = variant(race, "request-timeout-off")?;
             let (before, after) = (failed(stock, "status 408"), failed(variant, "status 408"));
             expect(before > 0 && after == 0, || {
                 format!("408s: {before} on the stock server, {after} with the timeout off")
@@ -133,7 +133,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         dir: RACE,
         kind: Kind::Observed,
         holds: |race| {
-            let (_, variant) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
+            let (_, variant) = variant(race, "keep-alive-60s")?;
             let reset = failed(variant, "reset");
             expect(reset == 0 && variant.failed == 0, || {
                 format!("{reset} pings on reset connections; {}", outcomes(variant))
@@ -145,7 +145,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         dir: RACE,
         kind: Kind::Observed,
         holds: |race| {
-            let (stock, _) = variant(race, ACTIX_KEEP_ALIVE_60S.label)?;
+            let (stock, _) = variant(race, "keep-alive-60s")?;
             let reset = failed(stock, "reset");
             expect(reset <= 3, || {
                 format!("{reset} pings on a reset connection")
