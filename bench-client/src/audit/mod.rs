@@ -189,7 +189,7 @@ fn readme_block_differs(root: &Path, readme: &Path, notes: &pages::Stale) -> Opt
 /// Every claim the pages under `root` name, stood against `results`.
 fn claim_lines(root: &Path, results: &Path) -> Vec<ClaimLine> {
     let lines = claims::named(root).into_iter().map(|(page, claim)| {
-        let standing = claims::check(&claim.name, results);
+        let standing = claims::check(&claim.name, &claim.on, results);
         ClaimLine {
             page,
             line: claim.line,

@@ -72,7 +72,10 @@ pub struct Claim<R: 'static> {
     /// Physics or an observation.
     pub kind: Kind,
     /// `Ok` if the record supports the sentence; else what it lacks or what contradicts it.
-    pub holds: fn(&R) -> Result<(), Shortfall>,
+    /// Given the stacks the page names after the claim (`<!-- claim: NAME on A, B -->`),
+    /// which a claim about named stacks is checked on: the sentence names them, so the
+    /// code does not.
+    pub holds: fn(&R, &[String]) -> Result<(), Shortfall>,
 }
 
 /// Why a record does not bear a claim out.
@@ -193,10 +196,11 @@ pub fn names() -> Vec<&'static str> {
     all().into_iter().map(|about| about.name).collect()
 }
 
-/// Where the claim `name` stands against the results folder `results` (the committed
-/// `results/`, or a rerun's folder laid out the same way); `None` if no experiment has it.
-pub fn check(name: &str, results: &Path) -> Option<Standing> {
-    ALL.iter().find_map(|entry| entry.check(name, results))
+/// Where the claim `name`, on the stacks `on` its page names, stands against the results
+/// folder `results` (the committed `results/`, or a rerun's folder laid out the same way);
+/// `None` if no experiment has it.
+pub fn check(name: &str, on: &[String], results: &Path) -> Option<Standing> {
+    ALL.iter().find_map(|entry| entry.check(name, on, results))
 }
 
 /// The kind of the claim `name`, if an experiment has it.
@@ -218,8 +222,13 @@ pub fn folder(results: &Path, dir: impl AsRef<Path>) -> PathBuf {
     results.join(dir.strip_prefix(RESULTS).unwrap_or(dir))
 }
 
-/// Where `E`'s claim `name`, if it has one, stands against the results folder `results`.
-pub(super) fn check_one<E: Experiment>(name: &str, results: &Path) -> Option<Standing> {
+/// Where `E`'s claim `name` on `on`, if it has one, stands against the results folder
+/// `results`.
+pub(super) fn check_one<E: Experiment>(
+    name: &str,
+    on: &[String],
+    results: &Path,
+) -> Option<Standing> {
     let claim = (E::CLAIMS.iter().copied().flatten()).find(|claim| claim.name == name)?;
     let dir = folder(results, claim.dir);
     if !dir.join(E::RECORD).is_file() {
@@ -227,7 +236,7 @@ pub(super) fn check_one<E: Experiment>(name: &str, results: &Path) -> Option<Sta
         return Some(Standing::NotApplicable(not_run));
     }
     Some(match super::read_record::<E>(&dir) {
-        Ok(record) => Standing::of(claim.kind, (claim.holds)(&record)),
+        Ok(record) => Standing::of(claim.kind, (claim.holds)(&record, on)),
         Err(error) => Standing::Unreadable(error.to_string()),
     })
 }
@@ -260,6 +269,20 @@ pub fn named(root: &Path) -> Vec<(String, outcomes::Claim)> {
         );
     }
     named
+}
+
+/// The stacks a page names after a claim (`on A, B`), at least `least` of them: a claim
+/// about named stacks reads them there, beside the sentence that names them, so that no
+/// list of stacks lives in the code.
+pub fn named_on(on: &[String], least: usize) -> Result<Vec<&str>, Shortfall> {
+    let stacks: Vec<&str> = on.iter().map(String::as_str).collect();
+    match stacks.len() >= least {
+        true => Ok(stacks),
+        false => Err(Shortfall::Lacks(format!(
+            "the page names {} stacks after the claim (`on A, B`), it needs {least}",
+            stacks.len()
+        ))),
+    }
 }
 
 /// Ok if `holds`, else `what` contradicts the claim: the one line most claims end with.
@@ -316,14 +339,15 @@ mod tests {
 
     #[test]
     fn an_unknown_claim_is_told() {
-        assert_eq!(check("race.no-such-claim", Path::new("results")), None);
+        assert_eq!(check("race.no-such-claim", &[], Path::new("results")), None);
     }
 
     #[test]
     fn a_claim_whose_experiment_did_not_run_is_not_applicable() {
         let empty = std::env::temp_dir().join(format!("claims-none-{}", std::process::id()));
-        let name = "race.uvloop-mostly-waits-for-all-when-accepted-first";
-        let standing = check(name, &empty).expect("a claim of the race");
+        let name = "race.mostly-waits-for-all-when-accepted-first";
+        let on = ["fastapi-uvloop".to_owned()];
+        let standing = check(name, &on, &empty).expect("a claim of the race");
         assert_eq!(standing.word(), "n/a", "{standing:?}");
         assert!(!standing.fails());
     }

@@ -226,7 +226,7 @@ pub trait Entry: Sync {
     }
     /// Where its claim `name` stands against the results folder `results`; `None` if it
     /// has no claim of that name.
-    fn check(&self, _name: &str, _results: &Path) -> Option<claims::Standing> {
+    fn check(&self, _name: &str, _on: &[String], _results: &Path) -> Option<claims::Standing> {
         None
     }
 
@@ -305,8 +305,8 @@ impl<E: Experiment> Entry for E {
             .collect()
     }
 
-    fn check(&self, name: &str, results: &Path) -> Option<claims::Standing> {
-        claims::check_one::<E>(name, results)
+    fn check(&self, name: &str, on: &[String], results: &Path) -> Option<claims::Standing> {
+        claims::check_one::<E>(name, on, results)
     }
 
     fn planned(&self, matches: &clap::ArgMatches) -> Result<Box<dyn Planned>, clap::Error> {

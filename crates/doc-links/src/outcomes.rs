@@ -52,7 +52,8 @@ pub struct Sentence {
     /// The line it starts on.
     pub line: usize,
     pub text: String,
-    /// The names of the claims that check it.
+    /// The claims that check it, as written after `claim:` (a name, and the stacks after
+    /// `on`, if any).
     pub claims: Vec<String>,
 }
 
@@ -61,22 +62,49 @@ pub struct Sentence {
 pub struct Claim {
     pub line: usize,
     pub name: String,
+    /// The stacks its sentence names, which the claim is checked on: `on A, B` after the
+    /// name (`<!-- claim: NAME on demo-ntex, demo-rocket -->`); empty for a claim that
+    /// names none, or finds its own from the record.
+    pub on: Vec<String>,
 }
 
-/// The names of the claims in an HTML comment or inline HTML, `<!-- claim: NAME -->` each.
+/// The claims in an HTML comment or inline HTML, `<!-- claim: NAME -->` or
+/// `<!-- claim: NAME on STACK, STACK -->` each, as written after `claim:`.
 fn claim_names(html: &str) -> impl Iterator<Item = &str> {
     html.split("<!--").filter_map(|comment| {
         let inner = comment.split("-->").next()?.trim();
-        let name = inner.strip_prefix("claim:")?.trim();
-        (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+        let spec = inner.strip_prefix("claim:")?.trim();
+        parse_claim(spec).is_some().then_some(spec)
     })
+}
+
+/// A claim as written after `claim:`: its name, and the stacks after `on`, if any.
+fn parse_claim(spec: &str) -> Option<(&str, Vec<String>)> {
+    let mut words = spec.splitn(3, char::is_whitespace);
+    let name = words.next().filter(|name| !name.is_empty())?;
+    match (words.next(), words.next()) {
+        (None, _) => Some((name, Vec::new())),
+        (Some("on"), Some(list)) => {
+            let on: Vec<String> = list.split(',').map(|stack| stack.trim().to_owned()).collect();
+            let every_one_word = on.iter().all(|s| !s.is_empty() && !s.contains(' '));
+            every_one_word.then_some((name, on))
+        }
+        _ => None,
+    }
 }
 
 /// Every claim named on `markdown`, in order, outside code blocks.
 pub fn claims(markdown: &str) -> Vec<Claim> {
     let claimed = sentences(markdown).into_iter().flat_map(|s| {
         let line = s.line;
-        s.claims.into_iter().map(move |name| Claim { line, name })
+        s.claims.into_iter().filter_map(move |spec| {
+            let (name, on) = parse_claim(&spec)?;
+            Some(Claim {
+                line,
+                name: name.to_owned(),
+                on,
+            })
+        })
     });
     claimed.collect()
 }
@@ -400,6 +428,17 @@ mod tests {
         let inside = "First. It waited in every trial, <!-- claim: race.c --> and most.\n";
         let claimed: Vec<Vec<String>> = sentences(inside).into_iter().map(|s| s.claims).collect();
         assert_eq!(claimed, [vec![], vec!["race.c".to_owned()]]);
+    }
+
+    #[test]
+    fn a_claim_names_the_stacks_it_is_checked_on() {
+        let page = "On ntex and rocket. <!-- claim: cpu.bunched on demo-ntex, demo-rocket -->\n\
+                    Broken. <!-- claim: cpu.bunched demo-ntex -->\n";
+        let found: Vec<(String, Vec<String>)> = (claims(page).into_iter())
+            .map(|claim| (claim.name, claim.on))
+            .collect();
+        let on = vec!["demo-ntex".to_owned(), "demo-rocket".to_owned()];
+        assert_eq!(found, [("cpu.bunched".to_owned(), on)]);
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         name: "detectors.no-false-alarms",
         dir: DETECTORS,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             // A detector reports a poll (or a step of the loop) that ran past its threshold;
             // `/ok-await` and `/ok-blocking` never hold the thread, whatever the machine.
             let names: Vec<&str> = ALL.iter().map(|detector| detector.name).collect();
@@ -44,7 +44,7 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         name: "detectors.watchdogs-report-while-held-and-poll-timers-after",
         dir: DETECTORS,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             // A watchdog sees a poll pass the threshold while it runs, and says so within
             // about half a threshold more; a poll timer only once the poll has returned, after
             // the hold. So a hold of two thresholds or more tells them apart, as recorded.
@@ -78,7 +78,7 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         name: "detectors.pyleak-reports-the-first-held-stall-alone",
         dir: DETECTORS,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             for verdict in of(report, &["pyleak no_event_loop_blocking"])? {
                 let held: Vec<bool> = verdict
                     .held
@@ -100,7 +100,7 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         name: "detectors.pyleak-one-line-for-the-burst",
         dir: DETECTORS,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             for verdict in of(report, &["pyleak no_event_loop_blocking"])? {
                 let lines = present(verdict.bad_reports, || {
                     format!("{}: a request of /bad failed", named(verdict))
@@ -116,7 +116,7 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         name: "detectors.reactor-watch-costs-nothing-beyond-the-rounds-spread-on-most-stacks",
         dir: DETECTORS,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             // A cost: the median with it on above the median without, by more than the
             // rounds' own spread.
             let (mut costly, mut all) = (Vec::new(), 0);
@@ -144,7 +144,7 @@ pub const CLAIMS: &[Claim<DetectorsReport>] = &[
         name: "detectors.both-debug-modes-cost-wall-time",
         dir: DETECTORS,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             for verdict in of(report, &["asyncio debug mode", "uvloop debug mode"])? {
                 let baseline = Some(baseline(report, verdict)?);
                 let wall = OnOff::of(verdict, baseline, |round| round.wall_ms);

@@ -29,13 +29,13 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
         name: "health.past-the-limit-every-probe-is-a-503-naming-bad",
         dir: HEALTH,
         kind: Kind::Physics,
-        holds: |health| answered(health, Landing::PastTheLimit, Answered::AllNamingBad),
+        holds: |health, _on| answered(health, Landing::PastTheLimit, Answered::AllNamingBad),
     },
     Claim {
         name: "health.before-the-limit-the-first-probe-is-ok-and-the-rest-503s",
         dir: HEALTH,
         kind: Kind::Physics,
-        holds: |health| {
+        holds: |health, _on| {
             answered(
                 health,
                 Landing::BeforeTheLimit,
@@ -47,13 +47,13 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
         name: "health.without-the-period-every-early-probe-is-ok",
         dir: NO_PERIOD,
         kind: Kind::Physics,
-        holds: |health| answered(health, Landing::BeforeTheLimit, Answered::AllOk),
+        holds: |health, _on| answered(health, Landing::BeforeTheLimit, Answered::AllOk),
     },
     Claim {
         name: "health.no-false-503s",
         dir: HEALTH,
         kind: Kind::Physics,
-        holds: |health| {
+        holds: |health, _on| {
             // The check fails only for a poll past the limit, which a load that never holds
             // its thread does not run, on any machine.
             let probed = (health.probes.iter()).filter(|tally| tally.route != BLOCKING_ROUTE);
@@ -71,7 +71,7 @@ pub const CLAIMS: &[Claim<HealthReport>] = &[
         name: "health.at-rest-within-half-a-millisecond-of-the-ping",
         dir: HEALTH,
         kind: Kind::Observed,
-        holds: |health| {
+        holds: |health, _on| {
             let median = |stack: &str, endpoint: Probed| {
                 let tally = (health.rest_tallies.iter())
                     .find(|tally| tally.stack == stack && tally.endpoint == endpoint);

@@ -12,7 +12,7 @@ pub const CLAIMS: &[Claim<ProbeReport>] = &[
         name: "probe.every-route-of-its-own-check-gets-its-verdict",
         dir: PROBE,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             let subjects = own_check(&Folders::or_default(None, None));
             // A server the run could not start for want of what runs it (python3 for the stubs
             // and the FastAPI app) has no route probed: the run lacks it.
@@ -55,7 +55,7 @@ pub const CLAIMS: &[Claim<ProbeReport>] = &[
         name: "probe.blames-neither-large-file-fix",
         dir: PROBE,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             let fixes: Vec<_> = (report.routes.iter())
                 .filter(|probe| probe.server == ALL_ROUTES_ON)
                 .filter(|probe| probe.call.path.starts_with("/ok-file"))

@@ -15,7 +15,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.every-stack-answers-a-lone-ping-under-a-millisecond-at-the-median",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             every_stock_server(rest, &rest.plan.pauses_ms)?;
             for point in stock(rest) {
                 let p50 = point.closed_loop.p50_ms;
@@ -28,7 +28,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.back-to-back-a-ping-wakes-one-thread",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             every_stock_server(rest, &[0])?;
             for point in stock(rest).filter(|point| point.pause_ms == 0) {
                 let woken = point.wakeups_per_ping.values();
@@ -46,7 +46,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.after-a-pause-async-io-stacks-pay-more-than-tokio-on-average",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             let pause = longest_pause(rest)?;
             let mean = |runtime| -> Result<f64, Shortfall> {
                 let p50s = p50s(rest, pause, &on_runtimes(rest, runtime)?)?;
@@ -64,7 +64,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.one-hop-more-slows-tokio-at-every-pause",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             for pause in &rest.plan.pauses_ms {
                 let variant = at_rest("reactor-on-worker")?;
                 let stock = p50s(rest, *pause, &[variant.server])?[0];
@@ -80,7 +80,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.back-to-back-the-medians-sit-within-a-tenth-of-a-millisecond",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             every_stock_server(rest, &[0])?;
             let p50s: Vec<f64> = (stock(rest).filter(|point| point.pause_ms == 0))
                 .filter_map(|point| point.closed_loop.p50_ms)
@@ -99,7 +99,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.after-a-pause-tokio-wakes-under-two-threads-per-ping",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             for pause in asleep(rest)? {
                 for target in on_runtimes(rest, TOKIO)? {
                     let point = point(rest, target, pause)?;
@@ -114,7 +114,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.after-a-pause-async-io-wakes-its-thread-several-times-per-ping",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             for pause in asleep(rest)? {
                 for target in on_runtimes(rest, ASYNC_IO)? {
                     let point = point(rest, target, pause)?;
@@ -140,7 +140,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.async-io-wakes-more-at-the-longest-pause-than-the-shortest-yet-below-its-schedule",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             let pauses = rest.plan.pauses_ms.iter().copied();
             let (shortest, longest) = (pauses.clone().min(), pauses.max());
             let (Some(shortest), Some(longest)) = (shortest, longest) else {
@@ -168,7 +168,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.smol-without-its-executor-thread-stays-above-tokio",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             let pause = longest_pause(rest)?;
             let slowest = p50s(rest, pause, &on_runtimes(rest, TOKIO)?)?
                 .into_iter()
@@ -183,7 +183,7 @@ pub const CLAIMS: &[Claim<RestReport>] = &[
         name: "rest.the-probes-send-lag-reaches-a-tenth-of-its-p99-somewhere",
         dir: REST,
         kind: Kind::Observed,
-        holds: |rest| {
+        holds: |rest, _on| {
             let open = rest
                 .points
                 .iter()

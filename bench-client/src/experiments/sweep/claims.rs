@@ -15,7 +15,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         name: "sweep.bad-grows-one-sleep-per-request",
         dir: SWEEP,
         kind: Kind::Physics,
-        holds: |sweep| {
+        holds: |sweep, _on| {
             every_point(sweep, "/bad", |sweep, point| {
                 // Each reactor thread runs its requests' sleeps one after another: at least
                 // ⌈N / threads⌉ sleeps, at most all N (one sleep per request at one thread).
@@ -32,7 +32,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         name: "sweep.ok-await-takes-a-tenth-of-serial-sleeps-from-a-thousand",
         dir: SWEEP,
         kind: Kind::Observed,
-        holds: |sweep| {
+        holds: |sweep, _on| {
             some_point(sweep, "/ok-await", "at N ≥ 1000", |point| point.n >= 1000)?;
             every_point(sweep, "/ok-await", |sweep, point| {
                 let serial = point.n as f64 * sweep.plan.sleep_ms as f64;
@@ -44,7 +44,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         name: "sweep.ok-blocking-pays-for-its-pool-at-the-largest-n",
         dir: SWEEP,
         kind: Kind::Observed,
-        holds: |sweep| {
+        holds: |sweep, _on| {
             let largest = sweep.points.iter().map(|point| point.n).max().unwrap_or(0);
             let at_largest = |route: &str, target: &str| {
                 let found = (sweep.points.iter())
@@ -83,7 +83,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         name: "sweep.none-but-ntex-fails-and-ntex-only-at-ten-thousand-with-408s",
         dir: SWEEP,
         kind: Kind::Observed,
-        holds: |sweep| {
+        holds: |sweep, _on| {
             let failed = sweep.points.iter().filter(|point| point.err > 0);
             for point in failed {
                 let only_408 = point
@@ -107,7 +107,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         name: "sweep.every-rust-stack-walks-the-staircase",
         dir: STAIRCASE,
         kind: Kind::Physics,
-        holds: |sweep| {
+        holds: |sweep, _on| {
             let pool = sweep
                 .plan
                 .server
@@ -138,7 +138,7 @@ pub const CLAIMS: &[Claim<SweepReport>] = &[
         name: "sweep.scale-ok-await-at-ten-thousand-well-above-a-sleep-little-steal-on-most",
         dir: SCALE,
         kind: Kind::Observed,
-        holds: |sweep| {
+        holds: |sweep, _on| {
             some_point(sweep, "/ok-await", "at N ≥ 10,000", |point| {
                 point.n >= 10_000
             })?;

@@ -185,6 +185,7 @@ impl SweepPlan {
                 sleep_ms: self.sleep_ms,
                 pool: self.server.blocking_threads,
                 threads: self.threads,
+                connect: self.connect,
             })
         });
         all.filter(|step| self.skip_reason(step.route, step.n).is_none())
@@ -213,6 +214,8 @@ pub struct SweepStep {
     /// The servers' blocking pool, where the plan sets it (`--blocking-threads`).
     pub pool: Option<usize>,
     pub threads: usize,
+    /// How its connections are made: opened before, they add to its floor.
+    pub connect: Connect,
 }
 
 impl Step for SweepStep {
@@ -225,12 +228,12 @@ impl Step for SweepStep {
     }
 
     /// The burst's ideal, on the plan's pool or else the one the target's stack describes,
-    /// where known; else one sleep.
+    /// where known; else one sleep. Connections opened before add [`Connect::floor`].
     fn floor(&self, target: &str, _threads: usize) -> Duration {
         let described = || stacks::named(target).and_then(|stack| stack.pool.threads);
         let pool = self.pool.or_else(described);
         let rounds = rounds(self.route, self.n, pool, self.threads).unwrap_or(1);
-        Duration::from_millis(self.sleep_ms) * rounds as u32
+        self.connect.floor(self.n) + Duration::from_millis(self.sleep_ms) * rounds as u32
     }
 }
 
@@ -417,9 +420,16 @@ mod tests {
         let plan = SweepPlan {
             routes: vec![blocking, BAD],
             concurrency: vec![1, 10, 41, 1_000],
+            connect: Connect::During,
             ..plan
         };
         assert_eq!(floor(&plan, blocking, 41, "demo-axum"), ms(200));
+        let before = SweepPlan {
+            connect: Connect::Before,
+            ..plan.clone()
+        };
+        let connects = burst::CONNECT_FLOOR * 41;
+        assert_eq!(floor(&before, blocking, 41, "demo-axum"), ms(200) + connects);
         assert_eq!(floor(&plan, BAD, 10, "demo-axum"), ms(1_000));
         // Without --blocking-threads: the pool the stack describes, else one sleep.
         let described = SweepPlan {

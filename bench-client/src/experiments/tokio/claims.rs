@@ -13,7 +13,7 @@ pub const CLAIMS: &[Claim<TokioReport>] = &[
         name: "tokio.block-in-place-is-a-500-on-current-thread",
         dir: TOKIO,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             // tokio's `block_in_place` panics on `current_thread` whatever the machine, and
             // the servers answer the panic with a 500: every tokio server, both its routes.
             for server in servers() {
@@ -33,7 +33,7 @@ pub const CLAIMS: &[Claim<TokioReport>] = &[
         name: "tokio.the-timer-beside-block-in-place-waits-in-every-trial",
         dir: TOKIO,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             let tallies = tally::joins(report);
             each_join(&tallies, "/join-block-in-place", |t| t.held == t.trials)?;
             each_join(&tallies, "/join-spawn-blocking", |t| t.held == 0)
@@ -43,7 +43,7 @@ pub const CLAIMS: &[Claim<TokioReport>] = &[
         name: "tokio.the-lifo-slot-holds-the-spawned-task-in-every-trial",
         dir: TOKIO,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             each_spawn(report, true, |t| {
                 t.waited == t.trials && t.same_thread == t.trials
             })
@@ -53,7 +53,7 @@ pub const CLAIMS: &[Claim<TokioReport>] = &[
         name: "tokio.with-the-slot-off-no-spawned-task-waits",
         dir: TOKIO,
         kind: Kind::Physics,
-        holds: |report| each_spawn(report, false, |t| t.waited == 0 && t.same_thread == 0),
+        holds: |report, _on| each_spawn(report, false, |t| t.waited == 0 && t.same_thread == 0),
     },
 ];
 

@@ -2,32 +2,41 @@
 
 use super::UringReport;
 use super::tally::HeldTally;
-use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, named_on, present};
 
 const URING: &str = "results/uring";
 
 pub const CLAIMS: &[Claim<UringReport>] = &[
     Claim {
-        name: "uring.each-change-alone-flips-compios-answers",
+        name: "uring.each-change-alone-flips-the-answers",
         dir: URING,
         kind: Kind::Observed,
-        holds: |report| {
-            none_one_per_sleep(held(report, "demo-axum-compio")?)?;
-            let changed = settings(report, "demo-axum-compio (");
-            present(changed.first(), || {
-                "no setting that changes compio".to_owned()
-            })?;
-            changed.into_iter().try_for_each(every_one_per_sleep)
+        holds: |report, on| {
+            for server in named_on(on, 1)? {
+                none_one_per_sleep(held(report, server)?)?;
+                let changed = settings(report, &format!("{server} ("));
+                present(changed.first(), || {
+                    format!("no setting that changes {server}")
+                })?;
+                changed.into_iter().try_for_each(every_one_per_sleep)?;
+            }
+            Ok(())
         },
     },
     Claim {
-        name: "uring.ntex-needs-two-changes-together",
+        name: "uring.needs-two-changes-together",
         dir: URING,
         kind: Kind::Observed,
-        holds: |report| {
-            let together = "demo-ntex (epoll reactor + write threshold 1 byte)";
+        holds: |report, on| {
+            // The stack, then its setting of two changes as the page names it.
+            let [server, together] = named_on(on, 2)?[..] else {
+                return Err(Shortfall::Lacks("a stack and its two-change variant".to_owned()));
+            };
+            let variant = demo_contract::variant::of_server(server).find(|v| v.name == together);
+            let together = present(variant, || format!("no variant {together} of {server}"))?;
+            let together = together.label;
             every_one_per_sleep(held(report, together)?)?;
-            let others = settings(report, "demo-ntex").into_iter();
+            let others = settings(report, server).into_iter();
             let alone: Vec<&HeldTally> = others.filter(|tally| tally.setting != together).collect();
             present((alone.len() > 1).then_some(()), || {
                 "no stock ntex or one change alone".to_owned()
@@ -36,12 +45,11 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
         },
     },
     Claim {
-        name: "uring.glommio-and-monoio-answer-one-per-sleep",
+        name: "uring.answer-one-per-sleep",
         dir: URING,
         kind: Kind::Observed,
-        holds: |report| {
-            ["demo-hyper-glommio", "demo-hyper-monoio"]
-                .into_iter()
+        holds: |report, on| {
+            (named_on(on, 1)?.into_iter())
                 .try_for_each(|server| every_one_per_sleep(held(report, server)?))
         },
     },
@@ -49,7 +57,7 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
         name: "uring.a-leading-ping-is-served-first-yet-can-be-held",
         dir: URING,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             let stock = |setting: &str| !setting.contains('(');
             let rows: Vec<_> = report
                 .order

@@ -5,11 +5,11 @@ use burst_meter::units::millis;
 
 pub const CLAIMS: &[Claim<Report>] = &[
     Claim {
-        name: "comparison.cpu-yield-holds-the-ping-on-glommio-and-monoio",
+        name: "comparison.cpu-yield-holds-the-ping",
         dir: CPU,
         kind: Kind::Observed,
-        holds: |report| {
-            for server in ["demo-hyper-glommio", "demo-hyper-monoio"] {
+        holds: |report, on| {
+            for server in named_on(on, 1)? {
                 let probe = |route| {
                     let case = case(report, server, route, 1)?;
                     let p50 = case.open_loop.as_ref().and_then(|open| open.p50_ms);
@@ -27,7 +27,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.a-yield-keeps-the-ping-waiting-longer-on-io-uring",
         dir: CPU,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             let slowest = |servers: &[&str]| -> Result<Vec<(String, f64)>, Shortfall> {
                 (servers.iter())
                     .map(|server| -> Result<(String, f64), Shortfall> {
@@ -53,7 +53,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-offload-takes-what-the-cores-allow-on-any-rust-pool",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             // The blocking pool runs all ten at once, sharing the cores; the pool of one thread
             // per core runs them in waves of the cores.
             let cores = cores(&report.environment)?;
@@ -69,7 +69,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-pool-answers-the-median-request-sooner",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             rust_pairs(
                 report,
                 "/ok-cpu-blocking",
@@ -82,13 +82,13 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-blocking-pool-answers-near-the-end",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| rust_cases(report, "/ok-cpu-blocking", at_the_end),
+        holds: |report, _on| rust_cases(report, "/ok-cpu-blocking", at_the_end),
     },
     Claim {
         name: "comparison.cpu-yield-on-epoll-pings-wait-a-round-or-two-and-answers-come-at-the-end",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             for server in rust_stacks_on(report, stacks::Driver::Epoll) {
                 let case = case(report, server, "/ok-cpu-yield", 1)?;
                 // A round: each of the n requests runs one slice before the ping's task
@@ -113,19 +113,22 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.cpu-yield-ntex-gets-fewer-pings-through-than-compio",
+        name: "comparison.cpu-yield-the-first-gets-fewer-pings-through-than-the-second",
         dir: CPU,
         kind: Kind::Observed,
-        holds: |report| {
-            let ntex = case(report, "demo-ntex", "/ok-cpu-yield", 1)?;
-            let compio = case(report, "demo-axum-compio", "/ok-cpu-yield", 1)?;
+        holds: |report, on| {
+            let [fewer, more] = named_on(on, 2)?[..] else {
+                return Err(Shortfall::Lacks("two stacks, the fewer's first".to_owned()));
+            };
+            let ntex = case(report, fewer, "/ok-cpu-yield", 1)?;
+            let compio = case(report, more, "/ok-cpu-yield", 1)?;
             let (Some(ntex_ping), Some(compio_ping)) = (&ntex.closed_loop, &compio.closed_loop)
             else {
                 return Err(Shortfall::Lacks("no closed-loop ping".to_owned()));
             };
             expect(compio_ping.samples > ntex_ping.samples, || {
                 format!(
-                    "ntex {} pings, compio {} pings",
+                    "{fewer} {} pings, {more} {} pings",
                     ntex_ping.samples, compio_ping.samples
                 )
             })
@@ -135,7 +138,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-fastapi-threadpool-takes-as-long-as-the-loop",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             fastapi_pairs(
                 report,
                 "/bad-cpu",
@@ -150,7 +153,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-fastapi-threadpool-holds-the-loop-and-rust-pools-do-not",
         dir: CPU,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             fastapi_pairs(
                 report,
                 "/bad-cpu",
@@ -176,7 +179,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-fastapi-process-pool-uses-the-cores",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             // One worker process per core: the ten jobs take their waves on the cores.
             let cores = cores(&report.environment)?;
             fastapi_pairs(report, "/bad-cpu", "/ok-cpu-pool", |on_loop, processes| {
@@ -193,7 +196,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-both-rust-pools-finish-near-the-cores-and-pings-get-through",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             let cores = cores(&report.environment)?;
             let near_the_cores = |case: &Case, workers: usize| {
                 let probe = case.open_loop.as_ref().and_then(|open| open.p50_ms);
@@ -210,7 +213,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-yield-takes-as-long-as-bad-cpu",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             rust_pairs(report, "/bad-cpu", "/ok-cpu-yield", |on_loop, yielding| {
                 (yielding.wall_ms - on_loop.wall_ms).abs() < 0.1 * on_loop.wall_ms
             })
@@ -220,7 +223,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-pool-answers-the-median-near-halfway",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             // A pool of one thread per core answers in waves of the cores: the median request
             // in the wave that holds it.
             let cores = cores(&report.environment)?;
@@ -233,13 +236,13 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.cpu-two-threads-use-the-cores-on-epoll-and-ntex",
+        name: "comparison.cpu-two-threads-use-the-cores-on-epoll-and-the-named",
         dir: CPU,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, on| {
             let cores = cores(&report.environment)?;
             let servers = (rust_stacks_on(report, stacks::Driver::Epoll).into_iter())
-                .chain(std::iter::once("demo-ntex"));
+                .chain(named_on(on, 0)?);
             for server in servers {
                 for route in ["/bad-cpu", "/ok-cpu-yield"] {
                     let case = case(report, server, route, 2)?;
@@ -254,7 +257,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.cpu-a-reuse-port-stack-bad-cpu-slowest-at-two-threads",
         dir: CPU,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             let cases =
                 (rust_stacks(report).into_iter()).map(|server| case(report, server, "/bad-cpu", 2));
             let cases = cases.collect::<Result<Vec<_>, _>>()?;
@@ -275,25 +278,28 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.cpu-uvloop-gets-in-after-every-bad-cpu-job",
+        name: "comparison.cpu-gets-in-after-every-bad-cpu-job",
         dir: CPU,
         kind: Kind::Observed,
-        holds: |report| {
-            let uvloop = case(report, "fastapi-uvloop", "/bad-cpu", 1)?;
-            let max = uvloop.closed_loop.as_ref().and_then(|ping| ping.max_ms);
-            let job = uvloop.sleep_ms as f64;
-            expect(max.is_some_and(|max| max < 1.5 * job), || described(uvloop))
+        holds: |report, on| {
+            for server in named_on(on, 1)? {
+                let case = case(report, server, "/bad-cpu", 1)?;
+                let max = case.closed_loop.as_ref().and_then(|ping| ping.max_ms);
+                let job = case.sleep_ms as f64;
+                expect(max.is_some_and(|max| max < 1.5 * job), || described(case))?;
+            }
+            Ok(())
         },
     },
     Claim {
-        name: "comparison.cpu-ntex-and-rocket-bunch-their-bad-cpu-answers-late",
+        name: "comparison.cpu-the-named-bunch-their-bad-cpu-answers-late",
         dir: CPU,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, on| {
             // Most answers together: the median and the 90th came within a hundredth of the
             // burst of each other, in its last fifth.
-            const BUNCHED: [&str; 2] = ["demo-ntex", "demo-rocket"];
-            for server in BUNCHED {
+            let bunched_ones = named_on(on, 1)?;
+            for &server in &bunched_ones {
                 let case = case(report, server, "/bad-cpu", 1)?;
                 let (p50, p90) = (case.requests.p50_ms, case.requests.p90_ms);
                 let bunched = p50.zip(p90).is_some_and(|(p50, p90)| {
@@ -302,7 +308,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 expect(bunched, || described(case))?;
             }
             let epoll = rust_stacks_on(report, stacks::Driver::Epoll);
-            for server in epoll.into_iter().filter(|server| !BUNCHED.contains(server)) {
+            for server in epoll.into_iter().filter(|server| !bunched_ones.contains(server)) {
                 let other = case(report, server, "/bad-cpu", 1)?;
                 expect(median_answer(other) < 0.6 * other.wall_ms, || {
                     described(other)

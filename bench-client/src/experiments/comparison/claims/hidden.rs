@@ -7,7 +7,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.hidden-bad-routes-serialise-and-every-fix-overlaps",
         dir: HIDDEN,
         kind: Kind::Physics,
-        holds: |report| {
+        holds: |report, _on| {
             for case in &report.cases {
                 let expected = match case.route.starts_with("/bad-") {
                     true => Verdict::Serialises,
@@ -22,7 +22,9 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.hidden-detector-books-each-bad-route-and-a-few-fix-polls",
         dir: HIDDEN,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, on| {
+            // The page names the stacks whose awaited file read holds the reactor.
+            let file_holds = named_on(on, 0)?;
             for case in &report.cases {
                 let stalls = present(case.stalls.as_ref(), || described(case))?;
                 let file_fix_on_python =
@@ -32,7 +34,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
                         let booked = [format!("GET {}", case.route)];
                         stalls.slow_polls == case.n as u64 && stalls.routes == booked
                     }
-                    None if (case.target.as_str(), case.route.as_str()) == GLOMMIO_FILE => true,
+                    None if case.route == FILE_AWAIT && file_holds.contains(&&*case.target) => true,
                     None => file_fix_on_python || stalls.slow_polls <= 3,
                 };
                 expect(upheld, || described(case))?;
@@ -41,24 +43,26 @@ pub const CLAIMS: &[Claim<Report>] = &[
         },
     },
     Claim {
-        name: "comparison.hidden-glommio-file-await-holds-the-reactor",
+        name: "comparison.hidden-file-await-holds-the-reactor",
         dir: HIDDEN,
         kind: Kind::Observed,
-        holds: |report| {
-            let (server, route) = GLOMMIO_FILE;
-            let case = case(report, server, route, 1)?;
-            let stalls = present(case.stalls.as_ref(), || described(case))?;
-            let booked = stalls.routes == [format!("GET {route}")];
-            expect(stalls.slow_polls == case.n as u64 && booked, || {
-                described(case)
-            })
+        holds: |report, on| {
+            for server in named_on(on, 1)? {
+                let case = case(report, server, FILE_AWAIT, 1)?;
+                let stalls = present(case.stalls.as_ref(), || described(case))?;
+                let booked = stalls.routes == [format!("GET {FILE_AWAIT}")];
+                expect(stalls.slow_polls == case.n as u64 && booked, || {
+                    described(case)
+                })?;
+            }
+            Ok(())
         },
     },
     Claim {
         name: "comparison.hidden-the-cpu-tells-a-wait-from-work",
         dir: HIDDEN,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             for case in &report.cases {
                 let Some(call) = &case.call else { continue };
                 let share = call.cpu_ms.map(|cpu| cpu / call.call_ms);
@@ -77,7 +81,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.hidden-a-query-takes-longer-on-the-pool",
         dir: HIDDEN,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             for target in report.targets() {
                 let call_ms = |route: &str| -> Result<f64, Shortfall> {
                     let case = case(report, target, route, 1)?;
@@ -98,7 +102,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.hidden-compio-pings-wait-longer-beside-its-file-await",
         dir: HIDDEN,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             let awaited = case(report, "demo-axum-compio", "/ok-file-await", 1)?;
             let pooled = case(report, "demo-axum-compio", "/ok-file-blocking", 1)?;
             let p50 = |case: &Case| case.closed_loop.as_ref().and_then(|ping| ping.p50_ms);
@@ -116,7 +120,7 @@ pub const CLAIMS: &[Claim<Report>] = &[
         name: "comparison.hidden-the-probe-left-late-in-a-file-case",
         dir: HIDDEN,
         kind: Kind::Observed,
-        holds: |report| {
+        holds: |report, _on| {
             let lags = (report.cases.iter())
                 .filter(|case| case.route.contains("-file"))
                 .filter_map(|case| case.open_loop.as_ref()?.p99_send_lag_ms);

@@ -4,7 +4,8 @@
 
 use super::Report;
 use crate::experiments::claims::{
-    Claim, Kind, Shortfall, cores, expect, present, stacks_of, stacks_on, taken_from_the_server_ms,
+    Claim, Kind, Shortfall, cores, expect, named_on, present, stacks_of, stacks_on,
+    taken_from_the_server_ms,
 };
 use burst_meter::case::Case;
 use burst_meter::stats::Verdict;
@@ -20,8 +21,8 @@ mod work;
 pub const GROUPS: &[&[Claim<Report>]] =
     &[work::CLAIMS, threads::CLAIMS, cpu::CLAIMS, hidden::CLAIMS];
 
-/// glommio's awaited file read, which its server's stall detector caught holding the reactor.
-const GLOMMIO_FILE: (&str, &str) = ("demo-hyper-glommio", "/ok-file-await");
+/// The awaited file read, which on some stacks holds the reactor all the same.
+const FILE_AWAIT: &str = "/ok-file-await";
 
 /// The comparison's run with its defaults, and its variations.
 const COMPARISON: &str = "results";
@@ -34,8 +35,6 @@ const MONOIO_NO_POOL: &str = "results/monoio/no-pool";
 const MONOIO_EXECUTE_LOCAL: &str = "results/monoio/execute-local";
 const GLOMMIO_ONE_POOL_THREAD: &str = "results/glommio/one-pool-thread";
 
-/// The FastAPI apps, on asyncio and on uvloop.
-const FASTAPI: &[&str] = &["fastapi-asyncio", "fastapi-uvloop"];
 
 /// Within a tenth of `expected`.
 fn near(measured: f64, expected: f64) -> bool {
@@ -116,7 +115,7 @@ fn fastapi_pairs(
     second: &str,
     holds: impl Fn(&Case, &Case) -> bool,
 ) -> Result<(), Shortfall> {
-    pairs(report, FASTAPI, first, second, holds)
+    pairs(report, burst_meter::target::references(), first, second, holds)
 }
 
 fn pairs(

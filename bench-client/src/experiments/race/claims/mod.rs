@@ -4,7 +4,7 @@ use demo_contract::variant::{self, runs_in};
 
 use super::arrival::PingAt;
 use super::{GotIn, RaceReport, Tally};
-use crate::experiments::claims::{Claim, Kind, Shortfall, expect, present, stacks_of};
+use crate::experiments::claims::{Claim, Kind, Shortfall, expect, named_on, present, stacks_of};
 use crate::report::text::connect_text;
 use burst_meter::burst::Connect;
 use burst_meter::target::references;
@@ -22,13 +22,10 @@ const RACE_500MS: &str = "results/race-500ms";
 const TWO_THREADS: &str = "results/per-core/threads-2";
 const FOUR_THREADS: &str = "results/per-core/threads-4";
 
-/// The Rust servers whose pinger mostly got in somewhere with the connections arriving during
-/// the burst, and waited for all with them accepted first.
-const ONE_PER_ACCEPT: [&str; 2] = ["demo-axum-compio", "demo-hyper-monoio"];
-
-/// With the connections arriving during the burst, compio's and monoio's median slowest waits
-/// were each shorter than every other Rust stack's.
-fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), Shortfall> {
+/// With the connections arriving during the burst, the median slowest waits of the stacks
+/// the page names were each shorter than every other Rust stack's.
+fn apart_median_waits_shortest_of_rust(race: &RaceReport, on: &[String]) -> Result<(), Shortfall> {
+    let apart_ones = named_on(on, 1)?;
     let median = |tally: &Tally| tally.slowest_sleeps.map(|[_, median, _]| median);
     all_measured(
         &race_stacks(race),
@@ -36,7 +33,7 @@ fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), Shortfal
     )?;
     let rust = during(race).filter(|tally| tally.target.starts_with("demo-"));
     let (apart, others): (Vec<&Tally>, Vec<&Tally>) =
-        rust.partition(|tally| ONE_PER_ACCEPT.contains(&tally.target.as_str()));
+        rust.partition(|tally| apart_ones.contains(&tally.target.as_str()));
     let shortest_other = (others.iter())
         .map(|tally| median(tally).unwrap_or(0.0))
         .reduce(f64::min);
@@ -55,7 +52,7 @@ fn apart_median_waits_shortest_of_rust(race: &RaceReport) -> Result<(), Shortfal
 
 /// Each stack that deals its connections with `SO_REUSEPORT` counted more open-loop pings in
 /// its trials than every other stack: their bursts lasted longest.
-fn reuse_port_bursts_last_longest(race: &RaceReport) -> Result<(), Shortfall> {
+fn reuse_port_bursts_last_longest(race: &RaceReport, _on: &[String]) -> Result<(), Shortfall> {
     every_stack_tallied(race)?;
     let (reuse_port, others): (Vec<&Tally>, Vec<&Tally>) =
         (race.tallies.iter()).partition(|tally| stacks::reuse_port(tally.target.as_str()));

@@ -7,7 +7,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         name: "race.at-two-threads-the-pinger-rarely-waits-for-all-and-only-on-reuse-port",
         dir: TWO_THREADS,
         kind: Kind::Observed,
-        holds: |race| {
+        holds: |race, _on| {
             every_stack_tallied(race)?;
             for tally in &race.tallies {
                 let reuse_port = stacks::reuse_port(tally.target.as_str());
@@ -22,7 +22,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         name: "race.at-four-threads-the-pinger-gets-in-between-in-a-quarter-or-more-everywhere",
         dir: FOUR_THREADS,
         kind: Kind::Observed,
-        holds: |race| {
+        holds: |race, _on| {
             every_stack_tallied(race)?;
             race.tallies.iter().try_for_each(|tally| {
                 let quarter = 4 * tally.interleaved >= tally.trials - tally.failed;
