@@ -13,11 +13,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --locked --workspace --bins
-# The detectors experiment's tokio poll hooks and tokio-console need tokio's unstable API: one
-# server, built with it into a target folder of its own, so that the build above is not redone
-# for it, and beside it console-probe, which its tokio-console variant starts.
+# The detectors experiment's tokio poll hooks and tokio-console need tokio's unstable API: the
+# stacks whose descriptions say so, built with it into a target folder of their own, so that
+# the build above is not redone for them, and beside them console-probe, which their
+# tokio-console variant starts.
+# shellcheck disable=SC2046 # one word per package flag
 RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --release --locked \
-    -p demo-hyper-tokio -p console-probe --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
+    $(scripts/unstable-stacks.sh) -p console-probe \
+    --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 # Exit 3: no python3 (setup.sh said so in one line); the FastAPI rows are left out.
 reference/fastapi/setup.sh || [ "$?" -eq 3 ]
 bench="${CARGO_TARGET_DIR:-target}/release/bench-client"

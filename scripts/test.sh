@@ -55,11 +55,13 @@ SKIPPED_TESTS_LOG=$(mktemp "${TMPDIR:-/tmp}/skipped-tests.XXXXXX")
 export SKIPPED_TESTS_LOG
 trap 'rm -f "$SKIPPED_TESTS_LOG"' EXIT
 
-# The detectors experiment's tokio poll hooks and tokio-console need a server built with tokio's
-# unstable API, in a target folder of its own, console-probe beside it (as scripts/run.sh builds
-# them for the main job).
+# The detectors experiment's tokio poll hooks and tokio-console need the stacks whose
+# descriptions say so built with tokio's unstable API, in a target folder of their own,
+# console-probe beside them (as scripts/run.sh builds them for the main job).
+# shellcheck disable=SC2046 # one word per package flag
 RUSTFLAGS="${RUSTFLAGS:-} --cfg tokio_unstable" cargo build --locked \
-    -p demo-hyper-tokio -p console-probe --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
+    $(scripts/unstable-stacks.sh) -p console-probe \
+    --target-dir "${CARGO_TARGET_DIR:-target}/tokio-unstable"
 status=0
 cargo test --workspace --locked "$@" || status=$?
 # tests/prometheus.rs, in the run above, builds its example with the feature itself.

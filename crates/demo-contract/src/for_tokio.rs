@@ -1,4 +1,4 @@
-//! tokio glue, shared by `demo-axum`, `demo-actix` (actix-rt is tokio) and `demo-hyper-tokio`,
+//! tokio glue, shared by the stacks on tokio (actix-rt is tokio too),
 //! and the home of the at-rest `reactor-on-worker` variant (in [`run`]), of the race
 //! `event-interval-1` variant (in the builder behind [`runtime`] and [`workers`]), and of
 //! tokio's own answers' variants (`multi-thread` in [`runtime`], the `lifo-slot-off` variant in its

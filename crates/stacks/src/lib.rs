@@ -68,6 +68,10 @@ pub struct Stack {
     /// it (blocking-check reads the routes from here).
     #[serde(default)]
     pub handlers: BTreeMap<String, String>,
+    /// Whether some of its variants need a build with `RUSTFLAGS="--cfg tokio_unstable"`
+    /// (tokio's unstable API), which the scripts then make, into a target folder of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tokio_unstable: bool,
     /// Whether the README's glance figure, a few stacks cut from the full timeline, shows it
     /// (for the reference app: on its last event loop).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -362,6 +366,17 @@ mod tests {
     }
 
     #[test]
+    fn the_scripts_find_the_unstable_builds_by_their_line() {
+        // scripts/unstable-stacks.sh greps for this line exactly.
+        for stack in all() {
+            let path = workspace().join("crates").join(&stack.name).join(FILE);
+            let text = std::fs::read_to_string(path).unwrap();
+            let line = text.lines().any(|line| line == "tokio_unstable = true");
+            assert_eq!(line, stack.tokio_unstable, "{}", stack.name);
+        }
+    }
+
+    #[test]
     fn the_order_is_by_driver_then_name() {
         let keys: Vec<(Driver, &str)> = (all().iter())
             .map(|stack| (stack.driver, stack.name.as_str()))
@@ -381,6 +396,7 @@ mod tests {
         let mut full = all()[0].clone();
         full.listen_backlog.get_or_insert(1024);
         full.glance = true;
+        full.tokio_unstable = true;
         full.loops.push("asyncio".to_owned());
         let written = toml::to_string(&full).unwrap();
         let table: toml::Table = toml::from_str(&written).unwrap();
