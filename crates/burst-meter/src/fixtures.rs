@@ -28,6 +28,18 @@ use tokio::sync::oneshot;
 /// read from the page cache takes a sleep's worth of time here (about 180 ms).
 pub const DEFAULT_FILE_MB: u64 = 256;
 
+/// The rate the floor of a file case reads the file at, in MiB/s: above the fastest read
+/// alone recorded here (256 MiB in 118 ms, 2,170 MiB/s, in `results/hidden-cold/`), so that
+/// the floor is never more than a read can take. A read from the page cache is a copy, CPU
+/// time on the reading thread; one from the disk is slower still.
+pub const FLOOR_READ_MIB_PER_S: u64 = 2560;
+
+/// The least time one read of a file of `file_mb` MiB takes, in whole ms (rounded down), at
+/// [`FLOOR_READ_MIB_PER_S`].
+pub fn read_floor_ms(file_mb: u64) -> u64 {
+    file_mb * 1000 / FLOOR_READ_MIB_PER_S
+}
+
 /// Whether the page cache holds the file when a burst of the file routes starts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]

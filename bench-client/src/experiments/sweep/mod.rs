@@ -429,7 +429,8 @@ mod tests {
             ..plan.clone()
         };
         let connects = burst::CONNECT_FLOOR * 41;
-        assert_eq!(floor(&before, blocking, 41, "demo-axum"), ms(200) + connects);
+        let floor_41 = floor(&before, blocking, 41, "demo-axum");
+        assert_eq!(floor_41, ms(200) + connects);
         assert_eq!(floor(&plan, BAD, 10, "demo-axum"), ms(1_000));
         // Without --blocking-threads: the pool the stack describes, else one sleep.
         let described = SweepPlan {

@@ -8,7 +8,7 @@ use demo_contract::{IoWork, Route, Work};
 use serde::{Deserialize, Serialize};
 
 use crate::burst::{self, ErrorCount, REQUEST_TIMEOUT};
-use crate::fixtures::{FileCache, Fixtures};
+use crate::fixtures::{FileCache, Fixtures, read_floor_ms};
 use crate::http::get_once;
 use crate::probe::Probes;
 use crate::session::{self, ConfounderMeter, Confounders, Event, Failure, Outcome, Running, Step};
@@ -101,20 +101,24 @@ impl Step for CaseStep<'_> {
     }
 
     /// The head start and the burst: one after another on the reactor threads for the
-    /// routes that block them, the route's best otherwise. A file route's unit is not known
-    /// before its case reads the file alone, so it counts nothing but the head start.
+    /// routes that block them, the route's best otherwise. A file route's unit is a read of
+    /// the file at [`FLOOR_READ_MIB_PER_S`](crate::fixtures::FLOOR_READ_MIB_PER_S) (its case
+    /// times its own), and its case reads the file [`READS_ALONE`] times alone before the
+    /// burst. Connections opened before the burst add [`Connect::floor`](burst::Connect::floor).
     fn floor(&self, _target: &str, threads: usize) -> Duration {
+        let (n, mut unit_ms, mut alone_ms) = (self.plan.concurrency, self.plan.sleep_ms, 0);
         if self.route.reads_the_file() {
-            return HEAD_START;
+            unit_ms = read_floor_ms(self.plan.file_mb);
+            alone_ms = READS_ALONE as u64 * unit_ms;
         }
-        let (n, ms) = (self.plan.concurrency, self.plan.sleep_ms);
-        let ideals = ideals(self.route, n, ms, threads);
+        let ideals = ideals(self.route, n, unit_ms, threads);
         let burst_ms = if self.route.route().holds_the_reactor() {
             ideals.serialised_ms
         } else {
             ideals.best_ms
         };
-        HEAD_START + Duration::from_secs_f64(burst_ms / 1000.0)
+        let burst = Duration::from_secs_f64((alone_ms as f64 + burst_ms) / 1000.0);
+        HEAD_START + self.plan.connect.floor(n) + burst
     }
 }
 
@@ -242,6 +246,9 @@ pub async fn measure(
     }
 }
 
+/// How many requests alone time a file route's unit ([`one_read_alone`]).
+pub const READS_ALONE: usize = 2;
+
 /// A file route's unit of work: the quicker of two requests alone, each read timed by the
 /// server (`call_ms`, rounded up to whole ms). The first read leaves the file hot, so the
 /// quicker is a hot read whatever the cache held before; then the file is put in the state
@@ -254,7 +261,7 @@ async fn one_read_alone(
     cache: FileCache,
 ) -> u64 {
     let mut quickest = f64::INFINITY;
-    for _ in 0..2 {
+    for _ in 0..READS_ALONE {
         let alone = get_once(&running.endpoint, path, REQUEST_TIMEOUT).await;
         let body = alone.ok().and_then(|reply| reply.json::<IoWork>());
         quickest = body.map_or(quickest, |body| quickest.min(body.call_ms));
@@ -321,6 +328,32 @@ mod tests {
         assert_eq!((thread.as_deref(), on_reactor), (Some("main"), Some(true)));
         let (thread, _) = where_it_ran(&[work("b", false), work("a", false), work("b", false)]);
         assert_eq!(thread.as_deref(), Some("a, b"));
+    }
+
+    #[test]
+    fn a_file_cases_floor_counts_its_reads() {
+        let plan = Plan {
+            concurrency: 10,
+            file_mb: 256,
+            ..Plan::default()
+        };
+        let floor = |route| {
+            let route = WorkPath::canonical(route);
+            CaseStep { route, plan: &plan }.floor("demo-axum", 1)
+        };
+        let read_ms = read_floor_ms(256);
+        assert_eq!(read_ms, 100, "256 MiB at 2,560 MiB/s");
+        let ms = |ms: f64| HEAD_START + Duration::from_secs_f64(ms / 1000.0);
+        // Two reads alone, then ten one after another on the one reactor thread.
+        assert_eq!(floor(Route::BadFile), ms(2.0 * 100.0 + 10.0 * 100.0));
+        // Offloaded, the ten share the cores.
+        let shared = 10.0 * 100.0 / cores() as f64;
+        assert_eq!(floor(Route::OkFileBlocking), ms(2.0 * 100.0 + shared));
+        assert_eq!(
+            floor(Route::Bad),
+            ms(500.0 * 10.0),
+            "a sleep's floor is as it was"
+        );
     }
 
     #[test]
