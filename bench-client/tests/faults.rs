@@ -357,8 +357,8 @@ fn bad_flags_are_usage_errors() {
 /// 10,000 concurrent `/ok-await` requests on every server, with 0 errors, started from the
 /// usual soft limit of 1024 open files: the bench client must raise it (for itself and the
 /// servers it spawns), and the servers' listen backlog must hold the burst. A stack whose
-/// framework binds with a backlog of its own (its description's `listen_backlog`: Rocket's
-/// 1024) may see connects dropped and resent past the request timeout: it is held to
+/// framework binds with a backlog of its own (its description's `listen_backlog`) may see
+/// connects dropped and resent past the request timeout: it is held to
 /// reporting every request, answered or failed.
 #[test]
 fn ten_thousand_concurrent_awaits_complete_on_every_server() {

@@ -129,7 +129,9 @@ fn physics_standings(results: &Path) -> Vec<(String, Standing)> {
         .filter(|about| about.kind == Kind::Physics)
         .map(|about| about.name)
         .collect();
-    let named = claims::named(&repository()).into_iter().map(|(_, claim)| claim);
+    let named = claims::named(&repository())
+        .into_iter()
+        .map(|(_, claim)| claim);
     named
         .filter(|claim| physics.contains(&claim.name.as_str()))
         .map(|claim| {

@@ -125,11 +125,11 @@ impl Args {
                 .name(stack.server)
                 .bin_name(stack.server)
                 .about(stack.about),
-            stack.server,
+            stack.variants,
         );
         let matches = command.try_get_matches_from_mut(args)?;
         let args = Args::from_arg_matches(&matches).map_err(|error| error.format(&mut command))?;
-        let one_thread_only = variant::of_server(stack.server)
+        let one_thread_only = (stack.variants.iter())
             .filter(|variant| !variant.any_threads)
             .any(|variant| variant.requested(&args));
         if one_thread_only && args.threads != 1 {
@@ -169,10 +169,9 @@ impl Args {
     }
 }
 
-/// `command` with `--variant` taking the variants of `server` only, listed with what each
+/// `command` with `--variant` taking the server's own `variants` only, listed with what each
 /// changes after the help; hidden on a server that has none.
-fn with_variants(command: clap::Command, server: &str) -> clap::Command {
-    let variants: Vec<&variant::Variant> = variant::of_server(server).collect();
+fn with_variants(command: clap::Command, variants: &[variant::Variant]) -> clap::Command {
     let names: Vec<&str> = variants.iter().map(|variant| variant.name).collect();
     if variants.is_empty() {
         // No value is one of its variants: every --variant is a usage error.
@@ -182,7 +181,7 @@ fn with_variants(command: clap::Command, server: &str) -> clap::Command {
         });
     }
     let mut list = String::from("Variants (--variant NAME):");
-    for variant in &variants {
+    for variant in variants {
         let _ = write!(list, "\n  {}: {}", variant.name, variant.about);
     }
     let after = command
@@ -198,6 +197,8 @@ fn with_variants(command: clap::Command, server: &str) -> clap::Command {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::LazyLock;
+
     use super::*;
 
     static STACK: Stack = Stack {
@@ -210,6 +211,7 @@ mod tests {
         file_api: "",
         description: "",
         sees_accepts: true,
+        variants: &[],
     };
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
@@ -330,11 +332,9 @@ mod tests {
         assert!(parse(&["--events"]).is_ok());
     }
 
-    /// A server that has variants: its name is one of the list's.
-    static NTEX: Stack = Stack {
-        server: "demo-ntex",
-        ..STACK
-    };
+    /// A server that has variants, as its description lists them.
+    static NTEX: LazyLock<Stack> =
+        LazyLock::new(|| Stack::described(include_str!("../../demo-ntex/stack.toml")));
 
     #[test]
     fn a_variant_is_one_of_the_servers_own_at_one_thread() {

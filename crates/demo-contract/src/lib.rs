@@ -146,6 +146,8 @@ pub struct Stack {
     /// Whether it sees each connection accepted, so that it can keep the record of events
     /// (`--events`), which it refuses otherwise.
     pub sees_accepts: bool,
+    /// Its variants, which its `--variant` accepts ([`variant::of_description`]).
+    pub variants: &'static [variant::Variant],
 }
 
 impl Stack {
@@ -154,6 +156,8 @@ impl Stack {
     pub fn described(description: &'static str) -> Stack {
         let stack =
             stacks::Stack::parse(description).unwrap_or_else(|error| panic!("stack.toml: {error}"));
+        // Leaked once per process: the server's facts live as long as it does.
+        let variants = variant::of_description(Box::leak(Box::new(stack.clone()))).leak();
         let keep = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
         Stack {
             server: keep(stack.name),
@@ -165,6 +169,7 @@ impl Stack {
             file_api: keep(stack.file_api),
             description,
             sees_accepts: stack.sees_accepts,
+            variants,
         }
     }
 
@@ -388,6 +393,7 @@ mod tests {
         file_api: "fs::read",
         description: "",
         sees_accepts: true,
+        variants: &[],
     };
 
     static EVENTS_OFF: EventLog = EventLog::off();

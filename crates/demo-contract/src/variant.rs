@@ -108,6 +108,12 @@ fn of_stack(stack: &'static stacks::Stack) -> impl Iterator<Item = Variant> {
     described.chain(multi_thread)
 }
 
+/// The variants the description `stack` lists, as its own server reads them from the
+/// `stack.toml` built into it.
+pub fn of_description(stack: &'static stacks::Stack) -> Vec<Variant> {
+    of_stack(stack).collect()
+}
+
 static EVERY: LazyLock<Vec<Variant>> =
     LazyLock::new(|| stacks::all().iter().flat_map(of_stack).collect());
 
@@ -116,7 +122,8 @@ pub fn every() -> impl Iterator<Item = &'static Variant> {
     EVERY.iter()
 }
 
-/// The variants of the server named `server`, which its `--variant` accepts.
+/// The variants of the server named `server`, which its `--variant` accepts (as its own
+/// description lists them: [`of_description`]).
 pub fn of_server(server: &str) -> impl Iterator<Item = &'static Variant> + '_ {
     every().filter(move |variant| variant.server == server)
 }

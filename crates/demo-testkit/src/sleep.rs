@@ -52,6 +52,31 @@ pub fn describes_itself_as_its_stack_toml(binary: &str) {
             file.display()
         );
     }
+    listens_with_the_described_backlog(binary, &stack);
+}
+
+/// The server's listener has the backlog its description says (`listen_backlog`, where its
+/// framework binds with one of its own), or the contract's, as the kernel caps it
+/// (`net.core.somaxconn`).
+fn listens_with_the_described_backlog(binary: &str, stack: &stacks::Stack) {
+    let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn");
+    let Some(somaxconn) = somaxconn
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+    else {
+        return skip(
+            "listens_with_the_described_backlog",
+            "no net.core.somaxconn to read",
+        );
+    };
+    let own = demo_contract::LISTEN_BACKLOG as u32;
+    let expected = stack.listen_backlog.unwrap_or(own).min(somaxconn);
+    block_on(async {
+        let server = start(binary, &[]).await;
+        let state = burst_meter::kernel::listeners(server.endpoint().port);
+        let backlog = state.map(|state| state.backlog);
+        assert_eq!(backlog, Some(expected), "{}'s listen backlog", stack.name);
+    });
 }
 
 pub fn bad_serialises_on_the_reactor(binary: &str) {

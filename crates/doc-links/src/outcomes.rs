@@ -85,7 +85,10 @@ fn parse_claim(spec: &str) -> Option<(&str, Vec<String>)> {
     match (words.next(), words.next()) {
         (None, _) => Some((name, Vec::new())),
         (Some("on"), Some(list)) => {
-            let on: Vec<String> = list.split(',').map(|stack| stack.trim().to_owned()).collect();
+            let on: Vec<String> = list
+                .split(',')
+                .map(|stack| stack.trim().to_owned())
+                .collect();
             let every_one_word = on.iter().all(|s| !s.is_empty() && !s.contains(' '));
             every_one_word.then_some((name, on))
         }

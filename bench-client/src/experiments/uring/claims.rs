@@ -30,7 +30,9 @@ pub const CLAIMS: &[Claim<UringReport>] = &[
         holds: |report, on| {
             // The stack, then its setting of two changes as the page names it.
             let [server, together] = named_on(on, 2)?[..] else {
-                return Err(Shortfall::Lacks("a stack and its two-change variant".to_owned()));
+                return Err(Shortfall::Lacks(
+                    "a stack and its two-change variant".to_owned(),
+                ));
             };
             let variant = demo_contract::variant::of_server(server).find(|v| v.name == together);
             let together = present(variant, || format!("no variant {together} of {server}"))?;

@@ -241,8 +241,8 @@ pub const CLAIMS: &[Claim<Report>] = &[
         kind: Kind::Physics,
         holds: |report, on| {
             let cores = cores(&report.environment)?;
-            let servers = (rust_stacks_on(report, stacks::Driver::Epoll).into_iter())
-                .chain(named_on(on, 0)?);
+            let servers =
+                (rust_stacks_on(report, stacks::Driver::Epoll).into_iter()).chain(named_on(on, 0)?);
             for server in servers {
                 for route in ["/bad-cpu", "/ok-cpu-yield"] {
                     let case = case(report, server, route, 2)?;
@@ -308,7 +308,10 @@ pub const CLAIMS: &[Claim<Report>] = &[
                 expect(bunched, || described(case))?;
             }
             let epoll = rust_stacks_on(report, stacks::Driver::Epoll);
-            for server in epoll.into_iter().filter(|server| !bunched_ones.contains(server)) {
+            for server in epoll
+                .into_iter()
+                .filter(|server| !bunched_ones.contains(server))
+            {
                 let other = case(report, server, "/bad-cpu", 1)?;
                 expect(median_answer(other) < 0.6 * other.wall_ms, || {
                     described(other)

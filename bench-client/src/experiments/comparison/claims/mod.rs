@@ -35,7 +35,6 @@ const MONOIO_NO_POOL: &str = "results/monoio/no-pool";
 const MONOIO_EXECUTE_LOCAL: &str = "results/monoio/execute-local";
 const GLOMMIO_ONE_POOL_THREAD: &str = "results/glommio/one-pool-thread";
 
-
 /// Within a tenth of `expected`.
 fn near(measured: f64, expected: f64) -> bool {
     (measured - expected).abs() < 0.1 * expected
@@ -115,7 +114,13 @@ fn fastapi_pairs(
     second: &str,
     holds: impl Fn(&Case, &Case) -> bool,
 ) -> Result<(), Shortfall> {
-    pairs(report, burst_meter::target::references(), first, second, holds)
+    pairs(
+        report,
+        burst_meter::target::references(),
+        first,
+        second,
+        holds,
+    )
 }
 
 fn pairs(

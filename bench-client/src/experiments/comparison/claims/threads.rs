@@ -115,10 +115,13 @@ pub const CLAIMS: &[Claim<Report>] = &[
         kind: Kind::Physics,
         holds: |report, on| {
             let named = named_on(on, 1)?;
-            let of_named =
-                |case: &&Case| named.contains(&case.target.as_str()) && case.route == "/ok-blocking";
+            let of_named = |case: &&Case| {
+                named.contains(&case.target.as_str()) && case.route == "/ok-blocking"
+            };
             let cases: Vec<&Case> = report.cases.iter().filter(of_named).collect();
-            expect(!cases.is_empty(), || format!("no /ok-blocking case of {named:?}"))?;
+            expect(!cases.is_empty(), || {
+                format!("no /ok-blocking case of {named:?}")
+            })?;
             for case in cases {
                 let polls = case.stalls.as_ref().map_or(0, |stalls| stalls.slow_polls);
                 let sleeps = case.wall_ms / case.sleep_ms as f64;
