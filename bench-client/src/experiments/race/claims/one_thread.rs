@@ -161,12 +161,9 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         dir: RACE,
         kind: Kind::Observed,
         holds: |race, on| {
-            for server in named_on(on, 1)? {
-                let taken = taken_in(race, server)?;
-                let few = taken.iter().filter(|count| **count <= 3).count();
-                expect(2 * few > taken.len(), || format!("{server} {taken:?}"))?;
-            }
-            Ok(())
+            every_named_taken_in(race, on, |taken| {
+                2 * taken.iter().filter(|count| **count <= 3).count() > taken.len()
+            })
         },
     },
     Claim {
@@ -175,12 +172,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         kind: Kind::Observed,
         holds: |race, on| {
             let n = race.plan.arrival.concurrency;
-            for server in named_on(on, 1)? {
-                let taken = taken_in(race, server)?;
-                let all = taken.iter().all(|count| *count == n);
-                expect(all, || format!("{server} {taken:?}"))?;
-            }
-            Ok(())
+            every_named_taken_in(race, on, |taken| taken.iter().all(|count| *count == n))
         },
     },
     Claim {
@@ -188,12 +180,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         dir: RACE,
         kind: Kind::Observed,
         holds: |race, on| {
-            for server in named_on(on, 1)? {
-                let taken = taken_in(race, server)?;
-                let varies = taken.iter().min() != taken.iter().max();
-                expect(varies, || format!("{server} {taken:?}"))?;
-            }
-            Ok(())
+            every_named_taken_in(race, on, |taken| taken.iter().min() != taken.iter().max())
         },
     },
     Claim {
@@ -220,6 +207,19 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         },
     },
 ];
+
+/// Ok if `holds` of the counts [`taken_in`] gives for every stack the page names.
+fn every_named_taken_in(
+    race: &RaceReport,
+    on: &[String],
+    holds: impl Fn(&[usize]) -> bool,
+) -> Result<(), Shortfall> {
+    for server in named_on(on, 1)? {
+        let taken = taken_in(race, server)?;
+        expect(holds(&taken), || format!("{server} {taken:?}"))?;
+    }
+    Ok(())
+}
 
 /// How many connections `server` had taken in before its first sleep, in each arrival trial
 /// with the server's order whose ping came after the writes or in the first sleep; a stack
