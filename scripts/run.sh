@@ -49,9 +49,13 @@ CARGO_TARGET_DIR="$(realpath -m "${CARGO_TARGET_DIR:-target}")"
 export CARGO_TARGET_DIR
 cargo bench --locked -p offload-cost --bench offload --no-run
 cargo bench --locked -p reactor-watch --bench per_poll --no-run
+cargo bench --locked -p reactor-watch --features metrics --bench per_poll --no-run
 cargo build --release --locked -p offload-cost --bins
-# The static checks run clippy over every demo server, which checks them and their dependencies
-# in the dev profile: checked now, the experiment's clippy replays its warnings, and the
-# record times the checks, not a build.
+# The static checks' script runs blocking-check with `cargo run -p blocking-check`, whose
+# features differ from the workspace build's: built now as the script builds it. It runs clippy
+# over every demo server, which checks them and their dependencies in the dev profile: checked
+# now, the experiment's clippy replays its warnings, and the record times the checks, not a
+# build.
+cargo build --release --locked -p blocking-check
 "${CARGO_TARGET_DIR}/release/blocking-check" check-ahead
 run_and_audit all
