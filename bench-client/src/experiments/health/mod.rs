@@ -212,20 +212,28 @@ impl HealthPlan {
         let mut steps = vec![(HealthStep::Rest, Duration::ZERO)];
         for &route in &self.routes {
             for trial in 0..self.trials {
-                let floor = self.window_floor();
+                let floor = self.window_floor(route);
                 steps.push((HealthStep::Window { route, trial }, floor));
             }
         }
         steps
     }
 
-    /// The window alone. Its drain is the server's: on a route that holds the reactor the
-    /// requests in flight at its end are served one at a time, but a server may have taken
-    /// fewer of them in (in the reference run, ntex's windows of `/bad` drained in half a second where
-    /// the others took N − 1 sleeps). The wait for the health check's period is not counted
-    /// either: a server that never failed it does not make the next window wait.
-    fn window_floor(&self) -> Duration {
-        Duration::from_millis(self.window_ms)
+    /// The window as the protocol's ideals place its sleeps, on the one reactor thread. The
+    /// workers send again as each answer comes before the window's end, so the last answer
+    /// comes with the last round: ⌈window / sleep⌉ rounds of one sleep on a route that lets
+    /// them overlap. On a route that holds the reactor the answers come one sleep apart, so
+    /// the requests in flight at the end drain one at a time, and the health check then fails
+    /// for its period, which the next window waits out. A server that takes fewer of them in
+    /// (ntex in the reference run) drains sooner than this.
+    fn window_floor(&self, route: WorkPath) -> Duration {
+        let sleep_ms = self.sleep_ms.max(1);
+        let rounds = self.window_ms.div_ceil(sleep_ms);
+        if !route.route().holds_the_reactor() {
+            return Duration::from_millis(rounds * sleep_ms);
+        }
+        let answers = self.concurrency as u64 + rounds.saturating_sub(1);
+        Duration::from_millis(answers * sleep_ms + self.health_period_ms)
     }
 
     /// When trial `trial`'s first probe is sent, from the load's start: the first trial's at
@@ -363,4 +371,41 @@ pub async fn run(
     };
     let steps = plan.timed_steps();
     session::run_each(&schedule, &plan.setup(), &steps, on, measure).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn floor_of(plan: &HealthPlan, path: &str) -> Duration {
+        let route = WorkPath::parse(path).expect("a work route");
+        plan.window_floor(route)
+    }
+
+    #[test]
+    fn a_window_that_overlaps_ends_with_its_last_round() {
+        let plan = HealthPlan::default();
+        assert_eq!(floor_of(&plan, "/ok-await"), Duration::from_millis(2000));
+        let plan = HealthPlan {
+            sleep_ms: 300,
+            ..plan
+        };
+        assert_eq!(floor_of(&plan, "/ok-blocking"), Duration::from_millis(2100));
+    }
+
+    #[test]
+    fn a_window_that_holds_drains_one_sleep_apart_then_waits_out_the_period() {
+        let plan = HealthPlan::default();
+        // Eight answers before the window's end, each sent again, then ten to drain:
+        // seventeen sleeps of 250 ms, then the period's second.
+        assert_eq!(
+            floor_of(&plan, "/bad"),
+            Duration::from_millis(17 * 250 + 1000)
+        );
+        let plan = HealthPlan {
+            health_period_ms: 0,
+            ..plan
+        };
+        assert_eq!(floor_of(&plan, "/bad"), Duration::from_millis(17 * 250));
+    }
 }

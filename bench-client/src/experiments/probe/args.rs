@@ -182,6 +182,13 @@ pub struct Call {
 }
 
 impl Call {
+    /// The path without its query.
+    pub fn path_alone(&self) -> &str {
+        self.path
+            .split_once('?')
+            .map_or(&self.path, |(path, _)| path)
+    }
+
     /// `GET path`.
     pub fn get(path: &str) -> Call {
         Call {

@@ -32,12 +32,15 @@ use crate::Error;
 use crate::experiments::claims::Claim;
 use crate::experiments::{Code, Experiment, JobRun, job_run};
 use crate::progress::Stage;
+use burst_meter::case::{burst_floor_ms, unit_floor_ms};
 use burst_meter::environment::Environment;
+use burst_meter::fixtures::DEFAULT_FILE_MB;
 use burst_meter::kernel::TcpCounters;
 use burst_meter::probe::Connections;
 use burst_meter::session::{Event, Failure, PAUSE};
 use burst_meter::stalls::StallsSeen;
 use burst_meter::stats::Verdict;
+use burst_meter::work::WorkPath;
 use network::Listener;
 use waves::Served;
 
@@ -86,11 +89,13 @@ impl Experiment for Probe {
     }
 
     fn stage((plan, subjects): &(ProbePlan, Vec<Subject>), title: &str) -> Stage {
-        let routes = subjects.iter().map(|subject| subject.routes.len()).sum();
+        let routes = subjects.iter().flat_map(|subject| &subject.routes);
         Stage {
             name: title.to_owned(),
-            steps: routes,
-            estimate: plan.floor() * routes as u32,
+            steps: routes.clone().count(),
+            estimate: routes
+                .map(|(call, expected)| plan.floor(call, *expected))
+                .sum(),
         }
     }
 
@@ -235,12 +240,31 @@ impl ProbePlan {
         Duration::from_millis(self.timeout_ms)
     }
 
-    /// What one route should take, for the progress view: its requests alone and its rounds,
-    /// each with its health checks at rest, at the probe's own check's work per request.
-    fn floor(&self) -> Duration {
-        let request = Duration::from_millis(subjects::WORK_MS);
-        let round = self.every() * REST_CHECKS + request * self.concurrency as u32 / 2 + PAUSE;
-        request * (self.alone + 1) as u32 + round * self.trials as u32
+    /// The least time `call` can take, at the probe's own check's work per request: its
+    /// requests alone, then each round's health checks at rest and its burst. A demo route's
+    /// burst is placed as the comparison places it, at one reactor thread
+    /// ([`burst_floor_ms`]); any other's as the verdict it must get places its requests: one
+    /// after another if it serialises, at least two rounds if bounded, side by side otherwise
+    /// (and when its verdict is not known).
+    fn floor(&self, call: &Call, expected: Option<Expected>) -> Duration {
+        let (n, work, file_mb) = (self.concurrency, subjects::WORK_MS, DEFAULT_FILE_MB);
+        let (unit_ms, burst_ms) = match WorkPath::parse(call.path_alone()) {
+            Ok(route) => (
+                unit_floor_ms(route, work, file_mb),
+                burst_floor_ms(route, n, work, file_mb, 1),
+            ),
+            Err(_) => {
+                let rounds = match expected.map(|expected| expected.verdict) {
+                    Some(Verdict::Serialises) => n,
+                    Some(Verdict::Bounded) => n.min(2),
+                    _ => 1,
+                };
+                (work, (rounds as u64 * work) as f64)
+            }
+        };
+        let burst = Duration::from_secs_f64(burst_ms / 1000.0);
+        let round = self.every() * REST_CHECKS + burst + PAUSE;
+        Duration::from_millis(unit_ms) * (self.alone + 1) as u32 + round * self.trials as u32
     }
 }
 
@@ -352,5 +376,44 @@ impl Trial {
         (self.health_during_ms.iter().enumerate()).map(|(k, &latency)| {
             latency - self.health_connect_ms.get(k).copied().unwrap_or_default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rounds_floor_places_its_requests_as_the_verdict_it_must_get_does() {
+        let stub = Call::get("/work");
+        let plan = ProbePlan {
+            concurrency: 10,
+            alone: 5,
+            trials: 3,
+            every_ms: 50,
+            timeout_ms: 30_000,
+            header_names: Vec::new(),
+            headers: Vec::new(),
+            health_connections: Connections::NewEach,
+            local: true,
+        };
+        let must_get = |verdict| {
+            let expected = Expected {
+                verdict,
+                holds_health: false,
+            };
+            plan.floor(&stub, Some(expected))
+        };
+        let work = Duration::from_millis(subjects::WORK_MS);
+        let side_by_side = plan.floor(&stub, None);
+        assert_eq!(must_get(Verdict::Concurrent), side_by_side);
+        assert_eq!(must_get(Verdict::Bounded), side_by_side + work * 3);
+        assert_eq!(must_get(Verdict::Serialises), side_by_side + work * 9 * 3);
+        // A demo route is placed as the comparison places it, whatever it must get.
+        let bad = Call::get(&format!("/bad?ms={}", subjects::WORK_MS));
+        assert_eq!(plan.floor(&bad, None), must_get(Verdict::Serialises));
+        // Slices of CPU work on the one reactor thread: one after another too.
+        let cpu = Call::get(&format!("/ok-cpu-yield?ms={}", subjects::WORK_MS));
+        assert_eq!(plan.floor(&cpu, None), must_get(Verdict::Serialises));
     }
 }

@@ -95,7 +95,7 @@ async fn probe_subject(
         on(Event::Running {
             target: subject.target.label(),
             step: call.to_string(),
-            estimate: plan.floor(),
+            estimate: plan.floor(call, *expected),
         });
         let mut probe = RouteProbe::new(subject, call, *expected, plan);
         probe.error = unhealthy.clone();

@@ -100,25 +100,47 @@ impl Step for CaseStep<'_> {
         self.route.path().to_owned()
     }
 
-    /// The head start and the burst: one after another on the reactor threads for the
-    /// routes that block them, the route's best otherwise. A file route's unit is a read of
-    /// the file at [`FLOOR_READ_MIB_PER_S`](crate::fixtures::FLOOR_READ_MIB_PER_S) (its case
-    /// times its own), and its case reads the file [`READS_ALONE`] times alone before the
-    /// burst. Connections opened before the burst add [`Connect::floor`](burst::Connect::floor).
+    /// The head start and the burst ([`burst_floor_ms`]); a file route's case reads the file
+    /// [`READS_ALONE`] times alone before the burst. Connections opened before the burst add
+    /// [`Connect::floor`](burst::Connect::floor).
     fn floor(&self, _target: &str, threads: usize) -> Duration {
-        let (n, mut unit_ms, mut alone_ms) = (self.plan.concurrency, self.plan.sleep_ms, 0);
-        if self.route.reads_the_file() {
-            unit_ms = read_floor_ms(self.plan.file_mb);
-            alone_ms = READS_ALONE as u64 * unit_ms;
-        }
-        let ideals = ideals(self.route, n, unit_ms, threads);
-        let burst_ms = if self.route.route().holds_the_reactor() {
-            ideals.serialised_ms
-        } else {
-            ideals.best_ms
+        let (n, plan) = (self.plan.concurrency, self.plan);
+        let alone_ms = match self.route.reads_the_file() {
+            true => {
+                (READS_ALONE as u64 * unit_floor_ms(self.route, plan.sleep_ms, plan.file_mb)) as f64
+            }
+            false => 0.0,
         };
-        let burst = Duration::from_secs_f64((alone_ms as f64 + burst_ms) / 1000.0);
-        HEAD_START + self.plan.connect.floor(n) + burst
+        let burst_ms = burst_floor_ms(self.route, n, plan.sleep_ms, plan.file_mb, threads);
+        let burst = Duration::from_secs_f64((alone_ms + burst_ms) / 1000.0);
+        HEAD_START + plan.connect.floor(n) + burst
+    }
+}
+
+/// The least time one request of `route` takes, in ms: its sleep, `sleep_ms`; for a file
+/// route, one read of the file of `file_mb` MiB at
+/// [`FLOOR_READ_MIB_PER_S`](crate::fixtures::FLOOR_READ_MIB_PER_S) (its case times its own).
+pub fn unit_floor_ms(route: WorkPath, sleep_ms: u64, file_mb: u64) -> u64 {
+    match route.reads_the_file() {
+        true => read_floor_ms(file_mb),
+        false => sleep_ms,
+    }
+}
+
+/// The least time a burst of `n` requests of `route` can take at `threads` reactor threads,
+/// in ms: one after another on the reactor threads for a route that blocks them, the route's
+/// best otherwise ([`ideals`]), each request [`unit_floor_ms`].
+pub fn burst_floor_ms(
+    route: WorkPath,
+    n: usize,
+    sleep_ms: u64,
+    file_mb: u64,
+    threads: usize,
+) -> f64 {
+    let ideals = ideals(route, n, unit_floor_ms(route, sleep_ms, file_mb), threads);
+    match route.route().holds_the_reactor() {
+        true => ideals.serialised_ms,
+        false => ideals.best_ms,
     }
 }
 
