@@ -2,7 +2,7 @@
 
 use demo_contract::variant::{self, runs_in};
 
-use super::arrival::PingAt;
+use super::arrival::{PingAt, ServerOrder};
 use super::{GotIn, RaceReport, Tally};
 use crate::experiments::claims::{Claim, Kind, Shortfall, expect, named_on, present, stacks_of};
 use crate::report::text::connect_text;
