@@ -95,15 +95,14 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
                     format!("{server}: no ping waited for more than it took in")
                 })?;
             }
-            let others =
-                (order.iter()).filter(|(trial, _)| !named.contains(&trial.target.as_str()));
-            others.into_iter().try_for_each(|entry| {
-                let (trial, order) = entry;
-                let (after, queued) = (order.handled_after, order.accepted_before_first);
-                expect(!more(entry), || {
-                    format!("{}: handled after {after}, {queued} taken in", trial.target)
+            (order.iter())
+                .filter(|(trial, _)| !named.contains(&trial.target.as_str()))
+                .try_for_each(|entry @ (trial, order)| {
+                    let (after, queued) = (order.handled_after, order.accepted_before_first);
+                    expect(!more(entry), || {
+                        format!("{}: handled after {after}, {queued} taken in", trial.target)
+                    })
                 })
-            })
         },
     },
     Claim {
