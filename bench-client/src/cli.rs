@@ -55,8 +55,8 @@ pub struct AllArgs {
     /// are, since they tell of a whole run
     #[arg(long)]
     pub stale: bool,
-    /// Lists each run of the job with its command and its floor (the least time its plan can
-    /// take), and the whole job's, and runs nothing
+    /// Lists each run of the job with its command and its floor (the time its plan takes as
+    /// the protocol's ideals place its sleeps), and the whole job's, and runs nothing
     #[arg(long, conflicts_with = "stale")]
     pub plan: bool,
 }

@@ -38,12 +38,14 @@ impl Stage {
     }
 
     /// `steps` on each (target, reactor threads) pair of `schedule`, with [`PAUSE`] after
-    /// each, as a stage named `name`.
+    /// each, as a stage named `name`; each pair is one server started and stopped, whose
+    /// framework may delay its stop by design ([`stacks::stop_delay`]).
     pub fn of<S: Step>(name: &str, schedule: &[(&Target, usize)], steps: &[S]) -> Stage {
         let per_target = |target: &Target, threads: usize| -> Duration {
-            (steps.iter())
+            let steps: Duration = (steps.iter())
                 .map(|step| step.floor(target.label(), threads) + PAUSE)
-                .sum()
+                .sum();
+            steps + stacks::stop_delay(target.label())
         };
         Stage {
             name: name.to_owned(),

@@ -162,6 +162,12 @@ pub trait Experiment: Sync + 'static {
     /// How many targets or steps of its record could not be measured.
     fn failures(record: &Self::Record) -> usize;
 
+    /// Its plan's floor, `planned`, with what `record` measured of the machine where the plan
+    /// could only assume it (the comparison: how fast a file is read); `planned` by default.
+    fn floor_measured(planned: Duration, _record: &Self::Record) -> Duration {
+        planned
+    }
+
     /// What a run of it alone prints on stdout as an event comes (the comparison: the
     /// original bench's block per case); nothing by default.
     fn told(_event: &Event<'_, Self::Step>) -> Option<String> {
@@ -194,6 +200,9 @@ pub struct Ran {
     pub wrote: String,
     /// Targets or steps that could not be measured (each is in the report).
     pub failures: usize,
+    /// Its floor ([`Planned::floor`]) with what the run measured of the machine
+    /// ([`Experiment::floor_measured`]).
+    pub floor: Duration,
 }
 
 /// An experiment of [`ALL`], whatever its types: what the lists around the experiments read.
@@ -245,10 +254,11 @@ pub trait Planned {
     fn out(&self) -> &Path;
     /// The code stamp its results will record.
     fn stamp(&self) -> String;
-    /// The least time its plan can take: its sleeps as the protocol's ideals place them, its
-    /// CPU work on the cores, its trials and fixed waits (each step's
+    /// The time its plan takes with its sleeps as the protocol's ideals place them, its CPU
+    /// work on the cores, its trials and fixed waits (each step's
     /// [`Step::floor`](burst_meter::session::Step::floor) and pause): what no quicker client
-    /// could save. The job's record sets each run's time beside it.
+    /// could save. The job's record sets each run's time beside it, with what the run
+    /// measured of the machine ([`Ran::floor`]).
     fn floor(&self) -> Duration {
         self.stage().estimate
     }
@@ -370,6 +380,7 @@ async fn run_and_write<E: Experiment>(
         progress.print(&format!("bench-client: {note}"));
     }
     let environment = Environment::with_stamp(current_stamp(&E::CODE));
+    let planned = E::stage(&plan, E::TITLE).estimate;
     let stdout_taken = E::stdout_taken(&args);
     let on = &mut |event: Event<'_, E::Step>| {
         match E::told(&event).filter(|_| alone) {
@@ -394,6 +405,7 @@ async fn run_and_write<E: Experiment>(
     Ok(Ran {
         wrote: format!("{} into {}", written.join(", "), out.display()),
         failures: E::failures(&record),
+        floor: E::floor_measured(planned, &record),
     })
 }
 

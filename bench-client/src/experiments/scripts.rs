@@ -187,6 +187,7 @@ impl Planned for Script {
             Ok(Ran {
                 wrote: self.writes.to_owned(),
                 failures: 0,
+                floor: self.floor,
             })
         })
     }

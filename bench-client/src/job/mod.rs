@@ -10,8 +10,6 @@
 
 use std::path::Path;
 
-use crate::experiments::comparison::views::readme::README;
-use crate::report::block::{self, MAIN_JOB};
 use crate::report::write_atomically;
 use crate::stale;
 use burst_meter::environment::Environment;
@@ -19,20 +17,17 @@ use burst_meter::environment::Environment;
 mod record;
 pub mod runs;
 
-pub use record::{floors, readme_sentence, record};
+pub use record::{floors, in_short, record};
 pub use runs::{Done, RECORD, RECORD_STAMP, Run, main_job, run_each};
 
-/// Runs the main job: every run, then the record and the README's sentence.
+/// Runs the main job: every run, then its record, then the pages' figures (the README's
+/// sentence on the job among them, copied from the record's "In short").
 pub async fn run() -> Vec<Done> {
     let environment = Environment::with_stamp(RECORD_STAMP.to_owned());
     let done = run_each(&main_job()).await;
     let record = record(&environment, &done);
     if let Err(error) = write_atomically(Path::new(RECORD), record.as_bytes()) {
         eprintln!("bench-client: cannot write {RECORD}: {error}");
-    }
-    let sentence = readme_sentence(&done);
-    if let Err(error) = block::replace_in(Path::new(README), MAIN_JOB, &sentence) {
-        eprintln!("bench-client: cannot refresh {README}: {error}");
     }
     eprintln!("wrote {RECORD}");
     stale::refresh_pages(Path::new("."));

@@ -8,8 +8,9 @@ use crate::experiments::Ran;
 use crate::progress;
 use burst_meter::environment::Environment;
 
-/// The README's sentence on the job: how long it took, and where the record is.
-pub fn readme_sentence(done: &[Done]) -> String {
+/// The job in one sentence: how long it took against its floor, and how many experiments
+/// it ran: the section "In short" of [`RECORD`](super::RECORD), which the README copies.
+pub fn in_short(done: &[Done]) -> String {
     let took: Duration = done.iter().map(|experiment| experiment.took).sum();
     let complete = done
         .iter()
@@ -18,8 +19,9 @@ pub fn readme_sentence(done: &[Done]) -> String {
     let (minutes, seconds) = (took.as_secs() / 60, took.as_secs() % 60);
     let floor: Duration = done.iter().map(|experiment| experiment.floor).sum();
     let mut sentence = format!(
-        "The main job took {minutes} min {seconds} s here after the release build ({} × its \
-         floor, the least its plans can take): {} experiments",
+        "The main job took {minutes} min {seconds} s after the release build ({} × its \
+         floor, what its plans take as the protocol's ideals place their sleeps): {} \
+         experiments",
         ratio(took, floor),
         done.len()
     );
@@ -31,8 +33,8 @@ pub fn readme_sentence(done: &[Done]) -> String {
         );
     }
     sentence.push_str(
-        ", each with its duration and the command that runs it alone in \
-         [results/main-job.md](results/main-job.md).\n",
+        ", each with its duration, its floor and the command that runs it alone in \
+         [results/main-job.md](main-job.md).\n",
     );
     sentence
 }
@@ -68,22 +70,26 @@ pub(super) fn ended_line(name: &str, took: Duration, outcome: &Result<Ran, Strin
     }
 }
 
-/// [`RECORD`]: the environment, then each experiment with its command and duration.
+/// [`RECORD`]: the job in short, the environment, then each experiment with its command,
+/// duration and floor.
 pub fn record(environment: &Environment, done: &[Done]) -> String {
     let mut out = String::from("# The main job's run time\n\n");
     out.push_str(
         "Written by `bench-client all` (`scripts/run.sh`, after the release build); every \
          experiment can be run alone with its command (`scripts/run.sh` followed by the \
-         arguments builds first).\n\n## Environment\n\n",
+         arguments builds first).\n\n## In short\n\n",
     );
+    out.push_str(&in_short(done));
+    out.push_str("\n## Environment\n\n");
     out.push_str(&environment.to_markdown());
     out.push_str(
-        "\n## Experiments\n\nEach run's floor is the least time its plan can take: its sleeps \
-         as the protocol's ideals place them (one after another on the reactor threads for a \
-         route that holds them), its CPU work on the cores, its trials and fixed waits (a \
-         bench: its warm-up and measurement). What a run takes beyond it is the servers' own \
-         time and the client's; `bench-client all --plan` lists the floors without running \
-         anything.\n\n\
+        "\n## Experiments\n\nEach run's floor is the time its plan takes with its sleeps as \
+         the protocol's ideals place them (one after another on the reactor threads for a \
+         route that holds them), its CPU work on the cores, each file read at the time its \
+         case timed alone, its trials and fixed waits (a bench: its warm-up and measurement). \
+         What a run takes beyond it is the servers' own time and the client's; a server that \
+         departs from the ideals can take less. `bench-client all --plan` lists the floors \
+         without running anything, each file read at the plan's assumed rate.\n\n\
          | experiment | command | code stamp | seconds | floor s | × floor | outcome |\n\
          |---|---|---|---:|---:|---:|---|\n",
     );

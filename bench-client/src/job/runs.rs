@@ -91,7 +91,8 @@ pub struct Done {
     /// The code stamp its results record.
     pub stamp: String,
     pub took: Duration,
-    /// The least its plan can take ([`Planned::floor`]), which `took` is set beside.
+    /// The least its plan can take ([`Planned::floor`]), with what the run measured of the
+    /// machine ([`Ran::floor`]) if it finished: `took` is set beside it.
     pub floor: Duration,
     /// What it wrote, or why it did not finish.
     pub outcome: Result<Ran, String>,
@@ -122,6 +123,7 @@ pub async fn run_each(runs: &[Run]) -> Vec<Done> {
             Ok(planned) => {
                 let (stamp, floor) = (planned.stamp(), planned.floor());
                 let outcome = planned.run(run.command_line(), &mut progress, false).await;
+                let floor = outcome.as_ref().map_or(floor, |ran| ran.floor);
                 (stamp, floor, outcome.map_err(|error| error.to_string()))
             }
             Err(error) => (String::new(), Duration::ZERO, Err(error.to_string())),

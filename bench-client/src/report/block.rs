@@ -50,8 +50,6 @@ pub struct Block {
 
 /// The README's results block, written from the full comparison.
 pub const RESULTS: Block = Block { name: "results" };
-/// The README's sentence on the main job, written by `bench-client all`.
-pub const MAIN_JOB: Block = Block { name: "main-job" };
 /// A page's figures: one section of a results file.
 pub const FIGURES: Block = Block { name: "figures" };
 

@@ -53,6 +53,28 @@ pub fn describes_itself_as_its_stack_toml(binary: &str) {
         );
     }
     listens_with_the_described_backlog(binary, &stack);
+    stops_no_sooner_than_its_described_delay(binary, &stack);
+}
+
+/// A server whose description says its framework sleeps on its way out (`stop_delay_ms`,
+/// which the main job's floor counts) takes at least that long to exit after SIGTERM, and
+/// exits cleanly.
+fn stops_no_sooner_than_its_described_delay(binary: &str, stack: &stacks::Stack) {
+    let Some(delay_ms) = stack.stop_delay_ms else {
+        return;
+    };
+    block_on(async {
+        let server = start(binary, &[]).await;
+        let asked = std::time::Instant::now();
+        let status = server.stop().await.expect("the server stops");
+        let took = asked.elapsed();
+        assert!(status.success(), "{} exited with {status}", stack.name);
+        assert!(
+            took >= Duration::from_millis(delay_ms),
+            "{} stopped in {took:?}, sooner than its described {delay_ms} ms",
+            stack.name
+        );
+    });
 }
 
 /// The server's listener has the backlog its description says (`listen_backlog`, where its

@@ -45,6 +45,11 @@ pub struct Stack {
     /// the kernel then drops connects, and the client resends them a second and more later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen_backlog: Option<u32>,
+    /// How long its server takes to exit after SIGTERM by its framework's design, in ms,
+    /// where the framework sleeps on its way out; absent where the server exits once its
+    /// connections close. The main job's floor counts it once for each server it starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_delay_ms: Option<u64>,
     pub pool: Pool,
     /// The fix that keeps the blocking call: the runtime's blocking pool.
     pub offload: Fix,
@@ -291,6 +296,13 @@ pub fn named(name: &str) -> Option<&'static Stack> {
     all().iter().find(|stack| stack.name == name)
 }
 
+/// How long the server labelled `name` takes to stop by its framework's design
+/// ([`Stack::stop_delay_ms`]); zero for one that does not say, or is no stack.
+pub fn stop_delay(name: &str) -> std::time::Duration {
+    let delay = named(name).and_then(|stack| stack.stop_delay_ms);
+    std::time::Duration::from_millis(delay.unwrap_or(0))
+}
+
 /// The stacks on `driver`, in order.
 pub fn of(driver: Driver) -> impl Iterator<Item = &'static Stack> {
     all().iter().filter(move |stack| stack.driver == driver)
@@ -395,6 +407,7 @@ mod tests {
         // Every field, as a description written out in full has them, the optional ones given.
         let mut full = all()[0].clone();
         full.listen_backlog.get_or_insert(1024);
+        full.stop_delay_ms.get_or_insert(350);
         full.glance = true;
         full.tokio_unstable = true;
         full.loops.push("asyncio".to_owned());

@@ -4,7 +4,7 @@
 //! `docs/protocol.md`.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +79,10 @@ impl Experiment for Comparison {
 
     fn failures(report: &Report) -> usize {
         report.failures.len()
+    }
+
+    fn floor_measured(planned: Duration, report: &Report) -> Duration {
+        report.plan.floor_measured(planned, &report.cases)
     }
 
     /// Each case's block as the original bench printed it, under its server's heading.

@@ -224,8 +224,8 @@ impl HealthPlan {
     /// comes with the last round: ⌈window / sleep⌉ rounds of one sleep on a route that lets
     /// them overlap. On a route that holds the reactor the answers come one sleep apart, so
     /// the requests in flight at the end drain one at a time, and the health check then fails
-    /// for its period, which the next window waits out. A server that takes fewer of them in
-    /// (ntex in the reference run) drains sooner than this.
+    /// for its period, which the next window waits out. A server that answers them together
+    /// is sent no more of them, and ends its window sooner than this.
     fn window_floor(&self, route: WorkPath) -> Duration {
         let sleep_ms = self.sleep_ms.max(1);
         let rounds = self.window_ms.div_ceil(sleep_ms);

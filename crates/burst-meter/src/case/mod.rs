@@ -104,16 +104,24 @@ impl Step for CaseStep<'_> {
     /// [`READS_ALONE`] times alone before the burst. Connections opened before the burst add
     /// [`Connect::floor`](burst::Connect::floor).
     fn floor(&self, _target: &str, threads: usize) -> Duration {
-        let (n, plan) = (self.plan.concurrency, self.plan);
-        let alone_ms = match self.route.reads_the_file() {
-            true => {
-                (READS_ALONE as u64 * unit_floor_ms(self.route, plan.sleep_ms, plan.file_mb)) as f64
-            }
-            false => 0.0,
-        };
-        let burst_ms = burst_floor_ms(self.route, n, plan.sleep_ms, plan.file_mb, threads);
+        let plan = self.plan;
+        self.floor_at(
+            threads,
+            unit_floor_ms(self.route, plan.sleep_ms, plan.file_mb),
+        )
+    }
+}
+
+impl CaseStep<'_> {
+    /// Its floor ([`Step::floor`]) with one request's work taking `unit_ms`: the plan's own
+    /// unit, or the one a case timed alone.
+    pub fn floor_at(&self, threads: usize, unit_ms: u64) -> Duration {
+        let n = self.plan.concurrency;
+        let reads_alone = READS_ALONE * usize::from(self.route.reads_the_file());
+        let alone_ms = (reads_alone as u64 * unit_ms) as f64;
+        let burst_ms = burst_floor_at(self.route, n, unit_ms, threads);
         let burst = Duration::from_secs_f64((alone_ms + burst_ms) / 1000.0);
-        HEAD_START + plan.connect.floor(n) + burst
+        HEAD_START + self.plan.connect.floor(n) + burst
     }
 }
 
@@ -137,7 +145,12 @@ pub fn burst_floor_ms(
     file_mb: u64,
     threads: usize,
 ) -> f64 {
-    let ideals = ideals(route, n, unit_floor_ms(route, sleep_ms, file_mb), threads);
+    burst_floor_at(route, n, unit_floor_ms(route, sleep_ms, file_mb), threads)
+}
+
+/// [`burst_floor_ms`] with each request's work taking `unit_ms`.
+fn burst_floor_at(route: WorkPath, n: usize, unit_ms: u64, threads: usize) -> f64 {
+    let ideals = ideals(route, n, unit_ms, threads);
     match route.route().holds_the_reactor() {
         true => ideals.serialised_ms,
         false => ideals.best_ms,
@@ -198,6 +211,25 @@ fn fixtures_failed(
 }
 
 impl Plan {
+    /// `planned`, this plan's floor, with each file case of `cases` reading at the time its
+    /// case timed alone instead of at
+    /// [`FLOOR_READ_MIB_PER_S`](crate::fixtures::FLOOR_READ_MIB_PER_S): how fast a machine
+    /// reads is the run's to measure, not the plan's to know.
+    pub fn floor_measured(&self, planned: Duration, cases: &[Case]) -> Duration {
+        let (mut assumed, mut measured) = (Duration::ZERO, Duration::ZERO);
+        for case in cases {
+            let Some(route) = WorkPath::parse(&case.route).ok() else {
+                continue;
+            };
+            if route.reads_the_file() {
+                let step = CaseStep { route, plan: self };
+                assumed += step.floor(&case.target, case.reactor_threads);
+                measured += step.floor_at(case.reactor_threads, case.sleep_ms);
+            }
+        }
+        (planned + measured).saturating_sub(assumed)
+    }
+
     /// Whether a route of the plan needs the upstream, the database or the file.
     pub fn needs_fixtures(&self) -> bool {
         (self.routes.iter())
@@ -330,57 +362,4 @@ pub fn where_it_ran(work: &[Work]) -> (Option<String>, Option<bool>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn work(thread: &str, on_reactor: bool) -> Work {
-        Work {
-            route: "/bad".into(),
-            how: String::new(),
-            slept_ms: 1,
-            thread: thread.into(),
-            thread_id: 1,
-            on_reactor,
-        }
-    }
-
-    #[test]
-    fn where_it_ran_names_each_thread_once() {
-        let (thread, on_reactor) = where_it_ran(&[work("main", true), work("main", true)]);
-        assert_eq!((thread.as_deref(), on_reactor), (Some("main"), Some(true)));
-        let (thread, _) = where_it_ran(&[work("b", false), work("a", false), work("b", false)]);
-        assert_eq!(thread.as_deref(), Some("a, b"));
-    }
-
-    #[test]
-    fn a_file_cases_floor_counts_its_reads() {
-        let plan = Plan {
-            concurrency: 10,
-            file_mb: 256,
-            ..Plan::default()
-        };
-        let floor = |route| {
-            let route = WorkPath::canonical(route);
-            CaseStep { route, plan: &plan }.floor("demo-axum", 1)
-        };
-        let read_ms = read_floor_ms(256);
-        assert_eq!(read_ms, 100, "256 MiB at 2,560 MiB/s");
-        let ms = |ms: f64| HEAD_START + Duration::from_secs_f64(ms / 1000.0);
-        // Two reads alone, then ten one after another on the one reactor thread.
-        assert_eq!(floor(Route::BadFile), ms(2.0 * 100.0 + 10.0 * 100.0));
-        // Offloaded, the ten share the cores.
-        let shared = 10.0 * 100.0 / cores() as f64;
-        assert_eq!(floor(Route::OkFileBlocking), ms(2.0 * 100.0 + shared));
-        assert_eq!(
-            floor(Route::Bad),
-            ms(500.0 * 10.0),
-            "a sleep's floor is as it was"
-        );
-    }
-
-    #[test]
-    fn where_it_ran_admits_disagreement_and_silence() {
-        assert_eq!(where_it_ran(&[work("a", true), work("b", false)]).1, None);
-        assert_eq!(where_it_ran(&[]), (None, None));
-    }
-}
+mod tests;
