@@ -70,7 +70,7 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         kind: Kind::Observed,
         holds: |race, _on| {
             let first = [PingAt::BeforeBurst, PingAt::AfterAccepts];
-            handled_after(race, &first, |_| 0)
+            handled_after(race, &first, |_| 0, Share::Every)
         },
     },
     Claim {
@@ -78,8 +78,8 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         dir: RACE,
         kind: Kind::Observed,
         holds: |race, on| {
-            // The page names the stacks where a ping once waited for more.
-            let named = named_on(on, 1)?;
+            // The page names the stacks where a ping once waited for more, if any.
+            let named = named_on(on, 0)?;
             let trials =
                 (race.arrival_trials.iter()).filter(|trial| trial.point == PingAt::InFirstSleep);
             let order: Vec<_> = trials
@@ -111,7 +111,12 @@ pub const CLAIMS: &[Claim<RaceReport>] = &[
         kind: Kind::Observed,
         holds: |race, _on| {
             let last = [PingAt::InFirstSleepAcceptedFirst, PingAt::OwnConnection];
-            handled_after(race, &last, |race| race.plan.arrival.concurrency)
+            handled_after(
+                race,
+                &last,
+                |race| race.plan.arrival.concurrency,
+                Share::Most,
+            )
         },
     },
     Claim {
