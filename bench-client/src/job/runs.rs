@@ -91,8 +91,8 @@ pub struct Done {
     /// The code stamp its results record.
     pub stamp: String,
     pub took: Duration,
-    /// The least its plan can take ([`Planned::floor`]), with what the run measured of the
-    /// machine ([`Ran::floor`]) if it finished: `took` is set beside it.
+    /// Its plan's floor ([`Planned::floor`]), with what the run measured of the machine
+    /// ([`Ran::floor`]) if it finished: `took` is set beside it.
     pub floor: Duration,
     /// What it wrote, or why it did not finish.
     pub outcome: Result<Ran, String>,
